@@ -1,0 +1,60 @@
+"""Atomic file output: a reader never sees a half-written result.
+
+Every writer writes to a temporary file in the destination folder and then renames it over
+the destination with :func:`os.replace`, which is atomic on POSIX file systems. If writing
+fails, the temporary file is removed and the destination is left as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+__all__ = ["atomic_path", "write_csv", "write_figure", "write_parquet"]
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; rename it onto ``path`` on success.
+
+    The temporary name keeps the destination's suffix, so libraries that choose a format by
+    suffix (matplotlib, polars) behave as for the real name.
+    """
+    dest = Path(path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(
+        prefix=f".{dest.name}.", suffix=f".tmp{dest.suffix}", dir=dest.parent
+    )
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        os.replace(tmp, dest)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_parquet(frame: pl.DataFrame, path: str | os.PathLike[str]) -> None:
+    """Write ``frame`` to parquet atomically."""
+    with atomic_path(path) as tmp:
+        frame.write_parquet(tmp)
+
+
+def write_csv(frame: pl.DataFrame, path: str | os.PathLike[str]) -> None:
+    """Write ``frame`` to CSV atomically."""
+    with atomic_path(path) as tmp:
+        frame.write_csv(tmp)
+
+
+def write_figure(figure: Any, path: str | os.PathLike[str], **savefig_kwargs: Any) -> None:
+    """Save a matplotlib figure atomically (format from the suffix of ``path``)."""
+    fmt = Path(path).suffix.lstrip(".") or None
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format=fmt, **savefig_kwargs)
