@@ -1,0 +1,25 @@
+# ldpsample: locally private sampling with public data (Zamanlooy, Diaz, Asoodeh, AISTATS 2025)
+# and the Wasserstein projection mechanism. Thin entry point: rules live in workflow/rules/.
+from snakemake.utils import min_version, validate
+
+min_version("9.14.8")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/synthetic.smk"
+include: "workflow/rules/theory.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        get_final_outputs(),

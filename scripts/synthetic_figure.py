@@ -1,0 +1,17 @@
+"""Fig. 2 figure: mean ± standard error of TV and KL against p1, per method."""
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from ldpsample.io import write_figure
+from ldpsample.plotting import close, plot_synthetic
+from ldpsample.scripting import start
+
+if TYPE_CHECKING:
+    from snakemake.script import snakemake
+
+start(snakemake)
+figure = plot_synthetic(pl.read_parquet(snakemake.input.values))
+write_figure(figure, snakemake.output.figure, dpi=150, bbox_inches="tight")
+close(figure)

@@ -1,0 +1,17 @@
+"""Theorem 1 figure: optimal risk against epsilon, a panel per divergence."""
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from ldpsample.io import write_figure
+from ldpsample.plotting import close, plot_risk_curves
+from ldpsample.scripting import start
+
+if TYPE_CHECKING:
+    from snakemake.script import snakemake
+
+start(snakemake)
+figure = plot_risk_curves(pl.read_csv(snakemake.input.table))
+write_figure(figure, snakemake.output.figure, dpi=150, bbox_inches="tight")
+close(figure)

@@ -1,0 +1,81 @@
+"""Helpers for tests that run the Snakemake workflow in a temporary copy of the project."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+WORKFLOW_PARTS = ("Snakefile", "workflow", "scripts", "config", "profiles", "src")
+
+
+def copy_workflow(dest: Path) -> Path:
+    """Copy what a clone holds of the workflow into ``dest`` (no results, logs or caches)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".snakemake")
+    for part in WORKFLOW_PARTS:
+        src = ROOT / part
+        if src.is_dir():
+            shutil.copytree(src, dest / part, ignore=ignore)
+        else:
+            shutil.copy2(src, dest / part)
+    return dest
+
+
+def snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 1200):
+    """Run ``python -m snakemake *args`` in ``workdir``; return the CompletedProcess."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+        )
+    return proc
+
+
+def planned_jobs(workdir: Path, *args: str) -> dict[str, int]:
+    """Jobs a dry run would execute, by rule (from Snakemake's "Job stats" table)."""
+    proc = snakemake(workdir, "--dry-run", *args)
+    text = proc.stdout + proc.stderr
+    if "Nothing to be done" in text:
+        return {}
+    table = text.split("Job stats:", 1)[1]
+    jobs = {}
+    for line in table.splitlines()[3:]:
+        match = re.match(r"^(\S+)\s+(\d+)$", line.strip())
+        if not match:
+            break
+        if match.group(1) != "total":
+            jobs[match.group(1)] = int(match.group(2))
+    return jobs
+
+
+def write_config(workdir: Path, name: str, changes: dict) -> str:
+    """Write config/<name>.yaml: the default config with nested ``changes`` applied."""
+    config = yaml.safe_load((workdir / "config" / "config.yaml").read_text())
+
+    def merge(base: dict, update: dict) -> None:
+        for key, value in update.items():
+            if isinstance(value, dict) and isinstance(base.get(key), dict):
+                merge(base[key], value)
+            else:
+                base[key] = value
+
+    merge(config, changes)
+    path = workdir / "config" / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return str(path.relative_to(workdir))

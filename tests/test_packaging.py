@@ -1,0 +1,45 @@
+"""The project's packaging stays consistent: environment.yml mirrors pyproject.toml, and the
+README's test command is exactly what CI runs."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _normalise(requirement: str) -> tuple[str, str]:
+    name, spec = re.match(r"^([A-Za-z0-9_.\-]+)(.*)$", requirement.strip()).groups()
+    return name.lower().replace("_", "-"), spec.replace(" ", "")
+
+
+def test_environment_yml_matches_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = [*project["dependencies"]]
+    for extra in ("workflow", "test"):
+        wanted += [r for r in project["optional-dependencies"][extra] if not r.startswith("ldpsample")]
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    conda = [d for d in env["dependencies"] if isinstance(d, str) and not d.startswith(("python", "pip"))]
+    assert sorted(map(_normalise, conda)) == sorted(map(_normalise, wanted))
+
+
+def _readme_commands() -> list[str]:
+    readme = (ROOT / "README.md").read_text()
+    setup = readme.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```(?:bash|sh)\n(.*?)\n```", setup, flags=re.S)
+
+
+def test_readme_has_exactly_two_setup_commands():
+    commands = _readme_commands()
+    assert len(commands) == 2, commands
+    assert "snakemake --cores 2" in commands[0]
+    assert "pytest" in commands[1]
+
+
+def test_ci_runs_the_readme_test_command():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert _readme_commands()[1].strip() in ci

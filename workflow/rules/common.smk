@@ -1,0 +1,93 @@
+# Helpers shared by the rule files: config access, path formatting, final targets.
+from pathlib import Path
+
+import numpy as np
+
+LIBRARY = Path(workflow.basedir) / "src" / "ldpsample"
+
+
+wildcard_constraints:
+    n=r"[0-9]+",
+    eps=r"[0-9]+(\.[0-9]+)?",
+
+
+def format_epsilon(value):
+    """Folder-safe, reversible text for an epsilon: 8.0 -> "8", 0.5 -> "0.5"."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def get_library_sources(*modules):
+    """Library modules a rule's result depends on, as inputs: editing one re-runs the rule.
+
+    (A script rule's code trigger sees only the script, not the library it imports.)
+    """
+    return sorted(str(LIBRARY / module) for module in modules)
+
+
+def is_enabled(experiment):
+    """Whether an experiment runs: true/false from config, "auto" if its raw data is present."""
+    toggle = config["experiments"].get(experiment, False)
+    if toggle == "auto":
+        return all(Path(path).exists() for path in get_raw_files(experiment))
+    return bool(toggle)
+
+
+def get_raw_files(experiment):
+    """Raw files an experiment needs inside data_dir (used by the "auto" toggle)."""
+    return []
+
+
+def check_config_consistency():
+    """Cross-field checks a JSON schema cannot express; each error names the key."""
+    theory = config["theory"]
+    grid = theory["epsilon_grid"]
+    if grid["start"] >= grid["stop"]:
+        raise ValueError(
+            f"config key theory.epsilon_grid: start ({grid['start']!r}) must be < stop ({grid['stop']!r})"
+        )
+    for q_min in theory["q_mins"]:
+        if q_min > 1 / theory["n"]:
+            raise ValueError(
+                f"config key theory.q_mins: {q_min!r} exceeds 1/theory.n = {1 / theory['n']!r}"
+            )
+    example = theory["example_1"]
+    if len(example["q"]) != len(example["p"]):
+        raise ValueError(
+            "config keys theory.example_1.q and .p must have the same length"
+        )
+    for key in ("q", "p"):
+        if abs(sum(example[key]) - 1) > 1e-9:
+            raise ValueError(
+                f"config key theory.example_1.{key} must sum to 1, got {sum(example[key])!r}"
+            )
+
+
+check_config_consistency()
+
+
+def get_synthetic_parts():
+    return expand(
+        "results/synthetic/parts/n~{n}/eps~{eps}/values.parquet",
+        n=sorted(config["synthetic"]["n"]),
+        eps=sorted(format_epsilon(e) for e in config["synthetic"]["epsilons"]),
+    )
+
+
+def get_theory_epsilons():
+    grid = config["theory"]["epsilon_grid"]
+    return [float(e) for e in np.linspace(grid["start"], grid["stop"], grid["num"])]
+
+
+def get_final_outputs():
+    """Everything `rule all` builds, per enabled experiment."""
+    outputs = []
+    if is_enabled("synthetic"):
+        outputs += ["results/synthetic/values.parquet", "results/synthetic/figure.png"]
+    if is_enabled("theory"):
+        outputs += [
+            "results/theory/risk.csv",
+            "results/theory/risk.png",
+            "results/theory/example_1.csv",
+        ]
+    return outputs

@@ -1,0 +1,56 @@
+# Fig. 2 of Zamanlooy et al. (2025): one job per (n, epsilon), combined into one tidy table.
+
+
+localrules:
+    synthetic_combine,
+    synthetic_figure,
+
+
+rule synthetic_part:
+    input:
+        code=get_library_sources(
+            "experiments/synthetic.py", "minimax.py", "mollifier.py", "divergences.py"
+        ),
+    output:
+        values="results/synthetic/parts/n~{n}/eps~{eps}/values.parquet",
+    log:
+        "logs/synthetic_part/n~{n}_eps~{eps}.log",
+    benchmark:
+        "logs/benchmarks/synthetic_part/n~{n}_eps~{eps}.tsv"
+    resources:
+        mem_mb=1000,
+        runtime=15,
+    params:
+        runs=config["synthetic"]["runs"],
+        grid_size=config["synthetic"]["grid_size"],
+        seed=config["seed"],
+    script:
+        "../../scripts/synthetic_part.py"
+
+
+rule synthetic_combine:
+    input:
+        parts=get_synthetic_parts(),
+    output:
+        values="results/synthetic/values.parquet",
+    log:
+        "logs/synthetic_combine/combine.log",
+    script:
+        "../../scripts/combine_parquet.py"
+
+
+rule synthetic_figure:
+    input:
+        values="results/synthetic/values.parquet",
+        code=get_library_sources("plotting.py"),
+    output:
+        figure=report(
+            "results/synthetic/figure.png",
+            caption="../report/synthetic.rst",
+            category="Synthetic (Fig. 2)",
+            labels={"figure": "TV and KL against p1"},
+        ),
+    log:
+        "logs/synthetic_figure/figure.log",
+    script:
+        "../../scripts/synthetic_figure.py"

@@ -1,0 +1,67 @@
+# Theorem 1 (optimal risk against epsilon) and Example 1 of Zamanlooy et al. (2025).
+
+
+localrules:
+    theory_risk,
+    theory_figure,
+    theory_example,
+
+
+rule theory_risk:
+    input:
+        code=get_library_sources(
+            "experiments/theory.py", "minimax.py", "divergences.py"
+        ),
+    output:
+        table=report(
+            "results/theory/risk.csv",
+            caption="../report/theory_risk_table.rst",
+            category="Theory",
+            labels={"table": "Γ_f(q, ε)"},
+        ),
+    log:
+        "logs/theory_risk/risk.log",
+    params:
+        epsilons=get_theory_epsilons(),
+        q_mins=sorted(config["theory"]["q_mins"]),
+        n=config["theory"]["n"],
+        divergences=sorted(config["theory"]["divergences"]),
+    script:
+        "../../scripts/theory_risk.py"
+
+
+rule theory_figure:
+    input:
+        table="results/theory/risk.csv",
+        code=get_library_sources("plotting.py"),
+    output:
+        figure=report(
+            "results/theory/risk.png",
+            caption="../report/theory_risk.rst",
+            category="Theory",
+            labels={"figure": "Γ_f(q, ε) against ε"},
+        ),
+    log:
+        "logs/theory_figure/figure.log",
+    script:
+        "../../scripts/theory_figure.py"
+
+
+rule theory_example:
+    input:
+        code=get_library_sources("experiments/theory.py", "minimax.py"),
+    output:
+        table=report(
+            "results/theory/example_1.csv",
+            caption="../report/theory_example.rst",
+            category="Theory",
+            labels={"table": "Example 1"},
+        ),
+    log:
+        "logs/theory_example/example.log",
+    params:
+        q=config["theory"]["example_1"]["q"],
+        p=config["theory"]["example_1"]["p"],
+        epsilon=config["theory"]["example_1"]["epsilon"],
+    script:
+        "../../scripts/theory_example.py"
