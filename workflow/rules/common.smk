@@ -1,9 +1,20 @@
-# Helpers shared by the rule files: config access, path formatting, final targets.
+# Helpers shared by every stage (config access, path formatting, final targets).
+import os
 from pathlib import Path
 
 import numpy as np
 
-LIBRARY = Path(workflow.basedir) / "src" / "ldpsample"
+SOURCE = Path(workflow.basedir) / "src"
+LIBRARY = SOURCE / "ldpsample"
+CONDA_ENV = "../../environment.yml"
+
+# Jobs import this checkout's library (also inside a `--sdm conda` env, which holds only the
+# dependencies); a pip-installed ldpsample is not needed to run the workflow.
+os.environ.update(
+    PYTHONPATH=os.pathsep.join(
+        [str(SOURCE), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+)
 
 
 wildcard_constraints:

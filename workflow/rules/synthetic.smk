@@ -17,6 +17,8 @@ rule synthetic_part:
         "logs/synthetic_part/n~{n}_eps~{eps}.log",
     benchmark:
         "logs/benchmarks/synthetic_part/n~{n}_eps~{eps}.tsv"
+    conda:
+        CONDA_ENV
     resources:
         mem_mb=1000,
         runtime=15,
@@ -35,6 +37,8 @@ rule synthetic_combine:
         values="results/synthetic/values.parquet",
     log:
         "logs/synthetic_combine/combine.log",
+    conda:
+        CONDA_ENV
     script:
         "../../scripts/combine_parquet.py"
 
@@ -52,5 +56,7 @@ rule synthetic_figure:
         ),
     log:
         "logs/synthetic_figure/figure.log",
+    conda:
+        CONDA_ENV
     script:
         "../../scripts/synthetic_figure.py"

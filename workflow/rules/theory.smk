@@ -21,6 +21,8 @@ rule theory_risk:
         ),
     log:
         "logs/theory_risk/risk.log",
+    conda:
+        CONDA_ENV
     params:
         epsilons=get_theory_epsilons(),
         q_mins=sorted(config["theory"]["q_mins"]),
@@ -43,6 +45,8 @@ rule theory_figure:
         ),
     log:
         "logs/theory_figure/figure.log",
+    conda:
+        CONDA_ENV
     script:
         "../../scripts/theory_figure.py"
 
@@ -59,6 +63,8 @@ rule theory_example:
         ),
     log:
         "logs/theory_example/example.log",
+    conda:
+        CONDA_ENV
     params:
         q=config["theory"]["example_1"]["q"],
         p=config["theory"]["example_1"]["p"],
