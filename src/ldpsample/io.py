@@ -8,6 +8,7 @@ fails, the temporary file is removed and the destination is left as it was.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -16,15 +17,24 @@ from typing import Any
 
 import polars as pl
 
-__all__ = ["atomic_path", "write_csv", "write_figure", "write_parquet"]
+__all__ = [
+    "atomic_path",
+    "write_csv",
+    "write_figure",
+    "write_json",
+    "write_parquet",
+    "write_text",
+]
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike[str], *, fsync: bool = True) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it onto ``path`` on success.
 
     The temporary name keeps the destination's suffix, so libraries that choose a format by
-    suffix (matplotlib, polars) behave as for the real name.
+    suffix (matplotlib, polars) behave as for the real name. With ``fsync`` (default) the
+    temporary file's content is flushed to disk before the rename, so a crash cannot leave a
+    renamed but empty file behind.
     """
     dest = Path(path)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -35,6 +45,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     tmp = Path(tmp_name)
     try:
         yield tmp
+        if fsync and tmp.exists():
+            with open(tmp, "rb") as handle:
+                os.fsync(handle.fileno())
         os.replace(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -58,3 +71,14 @@ def write_figure(figure: Any, path: str | os.PathLike[str], **savefig_kwargs: An
     fmt = Path(path).suffix.lstrip(".") or None
     with atomic_path(path) as tmp:
         figure.savefig(tmp, format=fmt, **savefig_kwargs)
+
+
+def write_text(text: str, path: str | os.PathLike[str], *, encoding: str = "utf-8") -> None:
+    """Write ``text`` to ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding=encoding)
+
+
+def write_json(obj: Any, path: str | os.PathLike[str]) -> None:
+    """Write ``obj`` as indented, key-sorted JSON atomically (byte-stable for equal input)."""
+    write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n", path)
