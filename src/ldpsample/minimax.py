@@ -1,0 +1,397 @@
+"""Minimax-optimal ε-LDP sampling with a public prior (Zamanlooy, Diaz and Asoodeh, AISTATS 2025).
+
+A user holds a private distribution ``p`` over ``n`` items and a public prior ``q``; the mechanism
+is a Markov kernel ``K`` (``K[i, j] = P(output j | input i)``) and the released distribution is
+``p @ K``. Algorithm 1 of the paper builds the kernel that minimises the worst-case
+f-divergence ``sup_p D_f(p || pK)`` over all ε-LDP kernels with ``qK = q``, for every f at once
+(Theorem 1). Algorithm 1 is a recursion on ``n`` (O(n^3) as written); this module uses its
+closed form, derived in ``docs/minimax.md``. With ``q`` sorted ascending, tail sums
+``R_k = sum_{l >= k} q_l`` and
+
+    S_0 = 1,  S_k = S_{k-1} ((e^ε - 1) q_k + R_{k+1}) / ((e^ε - 1) q_k + R_k),
+    c_k = S_{k-1} / ((e^ε - 1) q_k + R_k),
+
+the kernel is ``K[i, j] = q_j c_{min(i, j)}`` for ``i != j`` and ``K[i, i] = e^ε q_i c_i``.
+Equivalently ``c_1 = 1 / ((e^ε - 1) q_1 + 1)`` and
+``c_{k+1} / c_k = ((e^ε - 1) q_k + R_{k+1}) / ((e^ε - 1) q_{k+1} + R_{k+1}) <= 1``, so ``c`` is
+non-increasing, ``c_{min(i, j)} = max(c_i, c_j)`` and tied prior masses get equal ``c``: the
+kernel does not depend on how ties are ordered.
+
+Items with ``q_j = 0`` have an all-zero column (they are never released) and their row equals
+``q``; any such item makes the worst-case total variation ``Γ_TV = 1``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ldpsample._validation import check_distribution, check_distributions, check_epsilon
+from ldpsample.divergences import DivergenceLike, point_mass_divergence
+
+__all__ = [
+    "MinimaxKernel",
+    "apply_minimax",
+    "binary_kernel",
+    "minimax_coefficients",
+    "minimax_kernel",
+    "minimax_risk",
+]
+
+FloatArray = NDArray[np.float64]
+
+#: Rows of ``P`` handled per block by :func:`apply_minimax` is about this many entries / n.
+_BLOCK_ENTRIES = 409_600
+#: Extra columns in the block buffers so that row strides are not powers of two (cache aliasing
+#: made the transposes 5x slower without it).
+_PAD = 8
+
+
+def _log_expm1(epsilon: float) -> float:
+    """``log(e^ε - 1)`` without overflow; ``-inf`` at ε = 0."""
+    if epsilon == 0.0:
+        return -math.inf
+    return epsilon + math.log(-math.expm1(-epsilon))
+
+
+@dataclass(frozen=True, eq=False)
+class MinimaxKernel:
+    """Coefficients of the minimax-optimal kernel for one ``(q, ε)``; build with
+    :func:`minimax_coefficients`.
+
+    Everything is stored in ascending-``q`` order; ``order`` maps back to the caller's order
+    (sorted position ``k`` is caller item ``order[k]``). Arrays are read-only.
+
+    Attributes
+    ----------
+    epsilon
+        The privacy parameter ε.
+    order
+        Stable ``argsort`` of the caller's ``q``.
+    q_sorted
+        The prior, normalised to sum to 1, in ascending order.
+    c
+        The closed-form coefficients ``c_k`` (non-increasing).
+    diagonal_sorted
+        ``K[k, k] = e^ε q_k c_k`` in sorted order, computed in log space so that it stays finite
+        for any finite ε.
+    """
+
+    epsilon: float
+    order: NDArray[np.intp]
+    q_sorted: FloatArray
+    c: FloatArray
+    diagonal_sorted: FloatArray
+
+    @property
+    def n(self) -> int:
+        """Number of items."""
+        return int(self.q_sorted.shape[0])
+
+    @property
+    def is_sorted(self) -> bool:
+        """True when the caller's ``q`` was already in ascending order (no permutation needed)."""
+        return bool(np.array_equal(self.order, np.arange(self.n)))
+
+    def _to_caller(self, x: FloatArray) -> FloatArray:
+        out = np.empty_like(x)
+        out[self.order] = x
+        return out
+
+    @property
+    def q(self) -> FloatArray:
+        """The (normalised) prior in the caller's order."""
+        return self._to_caller(self.q_sorted)
+
+    @property
+    def diagonal(self) -> FloatArray:
+        """``diag(K)`` in the caller's order; ``1 - diagonal.min()`` is ``Γ_TV`` (Theorem 1)."""
+        return self._to_caller(self.diagonal_sorted)
+
+    def dense(self) -> FloatArray:
+        """The ``(n, n)`` kernel in the caller's order (see :func:`minimax_kernel`)."""
+        c = self._to_caller(self.c)
+        K = np.maximum.outer(c, c)  # c_{min(i, j)} in sorted order, since c is non-increasing
+        K *= self._to_caller(self.q_sorted)
+        np.fill_diagonal(K, self._to_caller(self.diagonal_sorted))
+        return K
+
+    def apply(self, P: ArrayLike) -> FloatArray:
+        """``P @ K`` without forming ``K``; see :func:`apply_minimax`."""
+        return apply_minimax(P, self)
+
+
+def _log_coefficients(q_sorted: FloatArray, epsilon: float) -> FloatArray:
+    """``log c_k`` for an ascending prior summing to 1, stable for any n and finite ε.
+
+    Uses ``log c_1 = -log((e^ε - 1) q_1 + 1)`` and the ratios
+    ``c_{k+1} / c_k = ((e^ε - 1) q_k + R_{k+1}) / ((e^ε - 1) q_{k+1} + R_{k+1})``, each term a
+    ``logaddexp`` of finite-or-``-inf`` logs, accumulated with ``cumsum``. Tied masses give
+    identical terms, so their coefficients are exactly equal.
+    """
+    log_w = _log_expm1(epsilon)
+    with np.errstate(divide="ignore"):
+        log_q = np.log(q_sorted)
+        # Tail sums R_k (k = 1..n) accumulated from the largest mass: relative error ~ n ulp.
+        log_tail = np.log(np.cumsum(q_sorted[::-1])[::-1])
+    log_wq = log_w + log_q  # -inf where q = 0 or ε = 0
+    first = -np.logaddexp(log_wq[0], 0.0)
+    ratios = np.logaddexp(log_wq[:-1], log_tail[1:]) - np.logaddexp(log_wq[1:], log_tail[1:])
+    log_c = np.empty_like(q_sorted)
+    log_c[0] = first
+    np.cumsum(ratios, out=log_c[1:])
+    log_c[1:] += first
+    # Every ratio is <= 1 in exact arithmetic; clip the rounding so c is exactly non-increasing.
+    return np.minimum.accumulate(log_c)
+
+
+def minimax_coefficients(q: ArrayLike, *, epsilon: float) -> MinimaxKernel:
+    """Precompute the minimax-optimal kernel of Algorithm 1 for a prior ``q`` in O(n log n).
+
+    Compute this once per ``(q, ε)`` and pass it to :func:`apply_minimax` (or
+    :func:`ldpsample.sampling.release_minimax`) for any number of user batches.
+
+    Parameters
+    ----------
+    q
+        Public prior, shape ``(n,)``, any order, ties and zeros allowed; it must sum to 1 within
+        :data:`ldpsample.SUM_TOLERANCE` and is renormalised exactly.
+    epsilon
+        Privacy parameter ε >= 0 (finite).
+
+    Returns
+    -------
+    MinimaxKernel
+
+    Raises
+    ------
+    TypeError, ValueError
+        For an invalid ``q`` or ``epsilon`` (see :func:`ldpsample.check_distribution` and
+        :func:`ldpsample.check_epsilon`).
+    """
+    eps = check_epsilon(epsilon)
+    q_arr = check_distribution(q, name="q")
+    order = np.argsort(q_arr, kind="stable")
+    q_sorted = q_arr[order]
+    q_sorted = q_sorted / q_sorted.sum()
+    log_c = _log_coefficients(q_sorted, eps)
+    with np.errstate(divide="ignore"):
+        diagonal = np.exp(eps + np.log(q_sorted) + log_c)
+    arrays = (order, q_sorted, np.exp(log_c), diagonal)
+    for a in arrays:
+        a.flags.writeable = False
+    return MinimaxKernel(eps, *arrays)
+
+
+def minimax_kernel(q: ArrayLike, *, epsilon: float) -> FloatArray:
+    """The minimax-optimal ε-LDP kernel with public prior ``q`` (Algorithm 1, closed form).
+
+    ``K[i, j] = q_j c_{min(i, j)}`` for ``i != j`` and ``K[i, i] = e^ε q_i c_i`` with ``q`` sorted
+    ascending and ``c`` as in the module docstring; the result is returned in the caller's order
+    (stable sort, build, un-permute). ``K`` is ε-LDP, preserves the prior (``qK = q``), and
+    attains the minimax risk of Theorem 1 for every f-divergence simultaneously. Uniform ``q``
+    gives randomized response (Corollary 2); ``n = 2`` gives Proposition 1.
+
+    Items with ``q_j = 0`` get an all-zero column (never released) and the row ``q``.
+    O(n^2) time and memory (the output); use :func:`apply_minimax` to avoid forming ``K``.
+
+    Parameters
+    ----------
+    q
+        Public prior, shape ``(n,)``.
+    epsilon
+        Privacy parameter ε >= 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        Row-stochastic ``(n, n)`` matrix.
+    """
+    return minimax_coefficients(q, epsilon=epsilon).dense()
+
+
+def _resolve_kernel(q: ArrayLike | MinimaxKernel, epsilon: float | None) -> MinimaxKernel:
+    if isinstance(q, MinimaxKernel):
+        if epsilon is not None and check_epsilon(epsilon) != q.epsilon:
+            raise ValueError(
+                f"epsilon={epsilon!r} does not match the precomputed kernel's "
+                f"epsilon={q.epsilon!r}; omit epsilon when passing a MinimaxKernel"
+            )
+        return q
+    return minimax_coefficients(q, epsilon=check_epsilon(epsilon))
+
+
+def _diagonal_excess(kernel: MinimaxKernel) -> FloatArray:
+    """``K[j, j] - q_j c_j = (e^ε - 1) q_j c_j`` in sorted order, without overflow."""
+    try:
+        w = math.expm1(kernel.epsilon)
+    except OverflowError:
+        return kernel.diagonal_sorted - kernel.q_sorted * kernel.c  # q_j c_j underflows here
+    return w * kernel.q_sorted * kernel.c
+
+
+def _apply_block(
+    block: FloatArray,
+    out: FloatArray,
+    kernel: MinimaxKernel,
+    buffers: FloatArray,
+    deltas: list[float],
+    weights: FloatArray,
+    order: NDArray[np.intp] | None,
+) -> None:
+    """``out = block @ K`` for one block of users, in a transposed (items, users) layout.
+
+    With items in ascending-``q`` order, ``W_j = sum_i p_i c_{min(i, j)}`` satisfies
+    ``W_{n-1} = sum_i p_i c_i`` and ``W_j = W_{j+1} + (c_j - c_{j+1}) T_{j+1}`` with the tail
+    mass ``T_{j+1} = sum_{i > j} p_i``; every term is non-negative, so nothing cancels. Then
+    ``(pK)_j = q_j W_j + (e^ε - 1) q_j c_j p_j``.
+    """
+    n = kernel.n
+    users = block.shape[0]
+    Pt = buffers[:n, :users]
+    Wt = buffers[n : 2 * n, :users]
+    tail = buffers[2 * n, :users]
+    scratch = buffers[2 * n + 1, :users]
+    np.copyto(Pt, block.T if order is None else block.T[order])
+    np.matmul(kernel.c, Pt, out=Wt[n - 1])
+    tail.fill(0.0)
+    add, multiply = np.add, np.multiply
+    for j in range(n - 2, -1, -1):
+        add(tail, Pt[j + 1], out=tail)
+        multiply(tail, deltas[j], out=scratch)
+        add(Wt[j + 1], scratch, out=Wt[j])
+    Wt *= kernel.q_sorted[:, None]
+    Pt *= weights[:, None]
+    Wt += Pt
+    if order is None:
+        out[...] = Wt.T
+    else:
+        out[:, order] = Wt.T
+
+
+def apply_minimax(
+    P: ArrayLike, q: ArrayLike | MinimaxKernel, *, epsilon: float | None = None
+) -> FloatArray:
+    """Release distributions ``P @ K`` of the minimax-optimal kernel, without forming ``K``.
+
+    In sorted order, ``(pK)_j = q_j [sum_{i<j} p_i c_i + c_j (sum_{i>j} p_i + e^ε p_j)]``
+    (Algorithm 1 in closed form). It is evaluated with one backward recurrence per block of
+    users (see ``docs/minimax.md``): O(users * n) time, exact up to rounding (no cancellation),
+    and linear in each row of ``P`` (rows need only sum to 1 within the usual tolerance).
+
+    Parameters
+    ----------
+    P
+        Private distributions, shape ``(users, n)`` or ``(n,)``, in the caller's item order.
+    q
+        Public prior of shape ``(n,)``, or a :class:`MinimaxKernel` from
+        :func:`minimax_coefficients` (compute once per ``(q, ε)``, apply to many batches).
+    epsilon
+        Privacy parameter ε >= 0; required with an array ``q``; optional with a
+        :class:`MinimaxKernel` (it must then equal the kernel's ε).
+
+    Returns
+    -------
+    numpy.ndarray
+        Same shape as ``P``: each row is the output distribution of the mechanism.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Invalid ``P``, ``q`` or ``epsilon``; ``P`` with a number of items different from ``q``.
+    """
+    kernel = _resolve_kernel(q, epsilon)
+    n = kernel.n
+    P_arr = check_distributions(P, name="P", n=n)
+    squeeze = P_arr.ndim == 1
+    P2 = P_arr[None, :] if squeeze else P_arr
+    users = P2.shape[0]
+    out = np.empty((users, n))
+    if users:
+        c = kernel.c
+        deltas = (c[:-1] - c[1:]).tolist()
+        weights = _diagonal_excess(kernel)
+        order = None if kernel.is_sorted else kernel.order
+        rows = max(256, _BLOCK_ENTRIES // n)
+        block_rows = min(rows, users)
+        buffers = np.empty((2 * n + 2, block_rows + _PAD))
+        for start in range(0, users, block_rows):
+            stop = start + block_rows
+            _apply_block(P2[start:stop], out[start:stop], kernel, buffers, deltas, weights, order)
+    return out[0] if squeeze else out
+
+
+def _check_probability(alpha: object, name: str) -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        kind = type(alpha).__name__
+        raise TypeError(f"{name} must be a real number, got {alpha!r} of type {kind}")
+    value = float(alpha)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be a probability in [0, 1], got {alpha!r}")
+    return value
+
+
+def binary_kernel(alpha: float, *, epsilon: float) -> FloatArray:
+    """Minimax-optimal kernel for two items with prior ``q = (alpha, 1 - alpha)`` (Proposition 1).
+
+    For ``alpha <= 1/2`` this is the paper's matrix
+
+        1 / (e^ε α + 1 - α) [[e^ε α, 1 - α], [α, (e^ε - 1) α + 1 - α]],
+
+    which is also the base case ``n = 2`` of Algorithm 1. Proposition 1 assumes ``α`` is the
+    smaller mass; for ``alpha > 1/2`` the roles of the items swap (the matrix above would not be
+    ε-LDP then), i.e. the result is always ``minimax_kernel([alpha, 1 - alpha])``.
+
+    Raises
+    ------
+    TypeError
+        If ``alpha`` is not a real number.
+    ValueError
+        If ``alpha`` is outside ``[0, 1]`` or ``epsilon`` is invalid.
+    """
+    a = _check_probability(alpha, "alpha")
+    return minimax_kernel(np.array([a, 1.0 - a]), epsilon=epsilon)
+
+
+def minimax_risk(q: ArrayLike, *, epsilon: float, divergence: DivergenceLike = "tv") -> float:
+    """The minimax risk ``Γ_f = min_K sup_p D_f(p || pK)`` of Theorem 1.
+
+    With ``q_min = min_j q_j``, ``d = e^ε q_min + 1 - q_min`` and ``K_min = e^ε q_min / d``,
+
+        Γ_f = (1 - q_min) / d * f(0) + e^ε q_min / d * f(d / (e^ε q_min))
+            = K_min f(1 / K_min) + (1 - K_min) f(0),
+
+    the worst case of Lemma 1 at the item with the smallest prior mass; for total variation
+    ``Γ_TV = (1 - q_min) / d``. At ``q_min = 0`` the limit ``f(0) + f'(inf)`` is returned
+    (``Γ_TV = 1``; ``inf`` for KL and χ²).
+
+    Note: this is a worst case over ``p``. Example 1 of the paper (``q = (0.01, 0.99)``, ε = 2)
+    quotes 0.03 (and 0.1 for the uniform prior) as "Γ_TV": those are ``TV(p, pK)`` for the one
+    ``p = (0.05, 0.95)`` (0.0376 and 0.107), while Theorem 1 gives ``Γ_TV = 0.9305`` for that
+    ``q`` (see ``docs/minimax.md``).
+
+    Parameters
+    ----------
+    q
+        Public prior, shape ``(n,)``.
+    epsilon
+        Privacy parameter ε >= 0.
+    divergence
+        Name of a built-in f-divergence (``"tv"``, ``"kl"``, ``"chi2"``, ``"hellinger"``) or a
+        :class:`ldpsample.Divergence`.
+
+    Returns
+    -------
+    float
+    """
+    eps = check_epsilon(epsilon)
+    q_arr = check_distribution(q, name="q")
+    q_min = float(q_arr.min()) / float(q_arr.sum())
+    # K_min = e^ε q_min / (e^ε q_min + 1 - q_min), written with e^-ε so that it never overflows.
+    t = math.exp(-eps)
+    k_min = q_min / (q_min + t * (1.0 - q_min)) if q_min > 0 else 0.0
+    return float(point_mass_divergence(k_min, divergence))
