@@ -1,0 +1,149 @@
+"""Audits of a kernel: its realized privacy, its worst-case utility and prior preservation.
+
+These functions look only at the matrix ``K`` (``K[i, j] = P(output j | input i)``), so they
+check any mechanism independently of how it was built.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ldpsample._validation import check_distribution, check_distributions, check_epsilon
+from ldpsample.divergences import DivergenceLike, point_mass_divergence
+
+__all__ = ["check_kernel", "preserves_prior", "realized_epsilon", "worst_case_divergence"]
+
+FloatArray = NDArray[np.float64]
+
+
+def _as_kernel(K: ArrayLike) -> FloatArray:
+    """A row-stochastic 2-D matrix (rows sum to 1 within ``SUM_TOLERANCE``)."""
+    arr = check_distributions(K, name="K")
+    if arr.ndim != 2:
+        raise ValueError(f"K must be a matrix of shape (n_inputs, n_outputs), got {arr.shape}")
+    return arr
+
+
+def _realized_epsilon(K: FloatArray) -> float:
+    column_max = K.max(axis=0)
+    column_min = K.min(axis=0)
+    used = column_max > 0  # all-zero columns are never released: they constrain nothing
+    if not used.any():
+        return 0.0
+    if (column_min[used] == 0).any():
+        return float("inf")
+    return float(np.max(np.log(column_max[used]) - np.log(column_min[used])))
+
+
+def realized_epsilon(K: ArrayLike) -> float:
+    """The smallest ε for which ``K`` is ε-LDP: ``max_j log(max_i K[i, j] / min_i K[i, j])``.
+
+    An all-zero column contributes 0 (that output is never released); a column with both a zero
+    and a positive entry gives ``inf``.
+
+    Parameters
+    ----------
+    K
+        Row-stochastic matrix of shape ``(n_inputs, n_outputs)``.
+
+    Returns
+    -------
+    float
+    """
+    return _realized_epsilon(_as_kernel(K))
+
+
+def worst_case_divergence(K: ArrayLike, divergence: DivergenceLike = "tv") -> float:
+    """``sup_p D_f(p || pK)`` over all distributions ``p`` (Lemma 1).
+
+    ``p -> D_f(p || pK)`` is convex (joint convexity of f-divergences, and ``pK`` is linear in
+    ``p``), so its supremum over the simplex is attained at a vertex ``δ_i``; and
+    ``D_f(δ_i || K[i, :]) = K_ii f(1 / K_ii) + (1 - K_ii) f(0)`` depends only on the diagonal.
+    Hence the result is ``max_i`` of :func:`ldpsample.point_mass_divergence` of ``K_ii``. For the
+    minimax kernel it equals :func:`ldpsample.minimax.minimax_risk` (Theorem 1).
+
+    Parameters
+    ----------
+    K
+        Square row-stochastic matrix (outputs are the same items as inputs).
+    divergence
+        Built-in name or :class:`ldpsample.Divergence`.
+    """
+    arr = _as_kernel(K)
+    if arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"K must be square (outputs are the input items), got shape {arr.shape}")
+    return float(np.max(point_mass_divergence(np.diagonal(arr), divergence)))
+
+
+def _check_prior_shape(K: FloatArray, q: FloatArray) -> None:
+    if K.shape != (q.shape[0], q.shape[0]):
+        raise ValueError(
+            f"K must have shape (n, n) = {(q.shape[0], q.shape[0])} for a prior of {q.shape[0]} "
+            f"items, got {K.shape}"
+        )
+
+
+def preserves_prior(K: ArrayLike, q: ArrayLike, *, atol: float = 1e-9) -> bool:
+    """Whether ``qK = q`` within ``atol`` in every coordinate (the public prior is preserved).
+
+    Raises
+    ------
+    ValueError
+        If ``K`` is not a row-stochastic ``(n, n)`` matrix or ``q`` is not a distribution on
+        ``n`` items.
+    """
+    arr = _as_kernel(K)
+    q_arr = check_distribution(q, name="q")
+    _check_prior_shape(arr, q_arr)
+    return bool(np.max(np.abs(q_arr @ arr - q_arr)) <= atol)
+
+
+def check_kernel(
+    K: ArrayLike, *, epsilon: float, q: ArrayLike | None = None, atol: float = 1e-9
+) -> None:
+    """Raise ``ValueError`` naming the first property that ``K`` fails; return None otherwise.
+
+    Checked in order: ``K`` is a finite 2-D matrix; no entry is negative (below ``-atol``); every
+    row sums to 1 within ``atol``; ``K`` is ε-LDP, i.e. ``realized_epsilon(K) <= ε + atol``; and,
+    when ``q`` is given, ``K`` is ``(n, n)`` and ``qK = q`` within ``atol``.
+
+    Parameters
+    ----------
+    K
+        Candidate kernel.
+    epsilon
+        Privacy budget ε >= 0 it must satisfy.
+    q
+        Optional public prior it must preserve.
+    atol
+        Absolute tolerance for all comparisons.
+    """
+    eps = check_epsilon(epsilon)
+    arr = np.asarray(K)
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_) or np.iscomplexobj(arr):
+        raise TypeError(f"K must be an array of real numbers, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64, copy=False)
+    if arr.ndim != 2 or arr.size == 0:
+        raise ValueError(f"K must be a non-empty 2-D matrix, got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError("K has non-finite entries")
+    if arr.min() < -atol:
+        i, j = np.unravel_index(np.argmin(arr), arr.shape)
+        raise ValueError(f"K has a negative entry: K[{i}, {j}] = {arr[i, j]!r}")
+    sums = arr.sum(axis=1)
+    bad = np.abs(sums - 1.0) > atol
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise ValueError(f"K rows must sum to 1 within {atol:g}: row {row} sums to {sums[row]!r}")
+    realized = _realized_epsilon(np.clip(arr, 0.0, None))
+    if realized > eps + atol:
+        raise ValueError(
+            f"K is not epsilon-LDP for epsilon={eps!r}: its realized epsilon is {realized!r}"
+        )
+    if q is not None:
+        q_arr = check_distribution(q, name="q")
+        _check_prior_shape(arr, q_arr)
+        gap = float(np.max(np.abs(q_arr @ arr - q_arr)))
+        if gap > atol:
+            raise ValueError(f"K does not preserve the prior: max |qK - q| = {gap!r} > {atol:g}")

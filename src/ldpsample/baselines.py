@@ -1,0 +1,139 @@
+"""Baselines without public data: randomized response and the samplers of Park et al. (2024).
+
+* :func:`randomized_response` — the n-ary randomized-response kernel, which is also the
+  minimax-optimal kernel of Algorithm 1 for a uniform prior (Corollary 2 of Zamanlooy, Diaz and
+  Asoodeh, AISTATS 2025).
+* :func:`linear_minimax` — ``P @ RR``, the optimal *linear* private sampler.
+* :func:`nonlinear_minimax` — the minimax-optimal private sampler of Park et al. (NeurIPS 2024),
+  ``Q = max(p / r, 1 / (e^ε + n - 1))`` with ``r > 0`` chosen so that ``Q`` sums to 1.
+
+All formulas are written with ``t = e^-ε`` so that they stay finite for any finite ε.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ldpsample._validation import check_distributions, check_epsilon
+
+__all__ = ["linear_minimax", "nonlinear_minimax", "randomized_response"]
+
+FloatArray = NDArray[np.float64]
+
+
+def _check_n(n: object) -> int:
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"n must be an integer, got {n!r} of type {type(n).__name__}")
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n!r}")
+    return int(n)
+
+
+def _rr_weights(n: int, epsilon: float) -> tuple[float, float]:
+    """``(diagonal, off-diagonal)`` of randomized response: ``e^ε m`` and ``m``."""
+    t = math.exp(-epsilon)
+    scale = 1.0 + (n - 1) * t
+    return 1.0 / scale, t / scale
+
+
+def randomized_response(n: int, *, epsilon: float) -> FloatArray:
+    """The n-ary randomized-response kernel ``(e^ε I + (J - I)) / (e^ε + n - 1)``.
+
+    It is ε-LDP, preserves the uniform distribution, and equals
+    :func:`ldpsample.minimax.minimax_kernel` with a uniform prior (Corollary 2).
+
+    Parameters
+    ----------
+    n
+        Number of items (integer >= 1).
+    epsilon
+        Privacy parameter ε >= 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, n)`` row-stochastic matrix.
+    """
+    eps = check_epsilon(epsilon)
+    size = _check_n(n)
+    diagonal, off = _rr_weights(size, eps)
+    K = np.full((size, size), off)
+    np.fill_diagonal(K, diagonal)
+    return K
+
+
+def linear_minimax(P: ArrayLike, *, epsilon: float) -> FloatArray:
+    """``P @ RR`` for randomized response ``RR``, without forming ``RR``.
+
+    ``(pRR)_j = ((e^ε - 1) p_j + sum_i p_i) / (e^ε + n - 1)``: the optimal linear sampler without
+    public data (Park et al., 2024). O(users * n).
+
+    Parameters
+    ----------
+    P
+        Distributions, shape ``(users, n)`` or ``(n,)``.
+    epsilon
+        Privacy parameter ε >= 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        Same shape as ``P``.
+    """
+    eps = check_epsilon(epsilon)
+    P_arr = check_distributions(P, name="P")
+    n = P_arr.shape[-1]
+    diagonal, off = _rr_weights(n, eps)
+    out = P_arr * (diagonal - off)
+    out += off * P_arr.sum(axis=-1, keepdims=True)
+    return out
+
+
+def nonlinear_minimax(P: ArrayLike, *, epsilon: float) -> FloatArray:
+    """The minimax-optimal (non-linear) ε-LDP sampler of Park et al. (2024), without public data.
+
+    Each row becomes ``Q = max(p / r, m)`` with ``m = 1 / (e^ε + n - 1)`` and ``r > 0`` the unique
+    value making ``Q`` sum to 1. Every ``Q_j`` lies in ``[m, e^ε m]`` (the upper end is reached
+    by point masses), so releasing a sample of ``Q`` is ε-LDP.
+
+    The solve is exact and vectorised over users: with ``p`` sorted in decreasing order and
+    ``s_k`` its partial sums, the items with ``Q_j > m`` are the ``k*`` largest, where ``k*`` is
+    the largest ``k`` with ``s_{k-1} <= p_(k) (e^ε + k - 2)``, and then
+    ``r = s_{k*} / ((e^ε + k* - 1) m)``. (The condition says ``sum_j max(p_j m / p_(k), m) <= 1``,
+    which is monotone in ``k``.) O(users * n log n) for the sort.
+
+    Parameters
+    ----------
+    P
+        Distributions, shape ``(users, n)`` or ``(n,)``.
+    epsilon
+        Privacy parameter ε >= 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        Same shape as ``P``: the distribution each user samples from.
+    """
+    eps = check_epsilon(epsilon)
+    P_arr = check_distributions(P, name="P")
+    squeeze = P_arr.ndim == 1
+    P2 = P_arr[None, :] if squeeze else P_arr
+    n = P2.shape[1]
+    t = math.exp(-eps)
+    desc = -np.sort(-P2, axis=1)
+    partial = np.cumsum(desc, axis=1)
+    k = np.arange(1, n + 1)
+    # s_{k-1} <= p_(k) (e^ε + k - 2), multiplied by t = e^-ε to stay finite.
+    previous = partial - desc
+    active = t * previous <= desc * (1.0 + (k - 2) * t)
+    k_star = np.maximum(active.sum(axis=1), 1)
+    s_star = np.take_along_axis(partial, (k_star - 1)[:, None], axis=1)
+    # p / r = p (e^ε + k* - 1) m / s_{k*} = p (1 + (k* - 1) t) / ((1 + (n - 1) t) s_{k*}).
+    scale = 1.0 + (n - 1) * t
+    gain = (1.0 + (k_star[:, None] - 1) * t) / (scale * s_star)
+    out = np.maximum(P2 * gain, t / scale)
+    return out[0] if squeeze else out

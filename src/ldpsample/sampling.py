@@ -1,0 +1,76 @@
+"""Drawing the private samples: one item per user from its release distribution."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ldpsample._validation import check_distributions, check_rng
+from ldpsample.minimax import MinimaxKernel, apply_minimax
+
+__all__ = ["release_minimax", "sample_categorical"]
+
+
+def sample_categorical(probs: ArrayLike, *, rng: np.random.Generator) -> NDArray[np.intp]:
+    """Draw one item index per row of ``probs`` by inverse CDF, vectorised over rows.
+
+    One uniform ``u`` per row (``rng.random(users)``, so the same seed gives the same draws) is
+    compared with the row's cumulative sums: the index is the number of cumulative sums ``<= u``.
+    Items of probability 0 are never drawn; when rounding leaves the last cumulative sum below
+    ``u``, the last item of positive probability is returned.
+
+    Parameters
+    ----------
+    probs
+        Distributions, shape ``(users, n)``, or one distribution of shape ``(n,)``.
+    rng
+        A :class:`numpy.random.Generator`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Integer indices in ``[0, n)``, of shape ``(users,)``; a single integer for 1-D ``probs``.
+    """
+    generator = check_rng(rng)
+    P = check_distributions(probs, name="probs")
+    squeeze = P.ndim == 1
+    P2 = P[None, :] if squeeze else P
+    u = generator.random(P2.shape[0])
+    cdf = np.cumsum(P2, axis=1)
+    index = (cdf <= u[:, None]).sum(axis=1)
+    overflow = np.flatnonzero(index >= P2.shape[1])
+    if overflow.size:
+        positive = P2[overflow] > 0
+        index[overflow] = P2.shape[1] - 1 - np.argmax(positive[:, ::-1], axis=1)
+    return index[0] if squeeze else index
+
+
+def release_minimax(
+    P: ArrayLike,
+    q: ArrayLike | MinimaxKernel,
+    *,
+    epsilon: float | None = None,
+    rng: np.random.Generator,
+) -> NDArray[np.intp]:
+    """Each user's ε-LDP sample from the minimax-optimal mechanism with public prior ``q``.
+
+    Equivalent to ``sample_categorical(apply_minimax(P, q, epsilon=epsilon), rng=rng)``.
+
+    Parameters
+    ----------
+    P
+        Private distributions, shape ``(users, n)`` or ``(n,)``.
+    q
+        Public prior of shape ``(n,)`` or a precomputed :class:`MinimaxKernel`.
+    epsilon
+        Privacy parameter ε >= 0 (optional with a :class:`MinimaxKernel`).
+    rng
+        A :class:`numpy.random.Generator`.
+
+    Returns
+    -------
+    numpy.ndarray
+        One released item index per user.
+    """
+    generator = check_rng(rng)
+    return sample_categorical(apply_minimax(P, q, epsilon=epsilon), rng=generator)
