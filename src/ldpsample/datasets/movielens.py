@@ -1,0 +1,551 @@
+"""MovieLens: private genre histograms per ML-1M user, public priors per age group.
+
+The MovieLens experiment of Zamanlooy, Diaz & Asoodeh (2025) treats each ML-1M user's genre
+histogram as the private distribution ``p`` and a histogram pooled over the user's age group
+as the public prior ``q``:
+
+* **Genres**: the 18 genres common to ML-100K and ML-1M (ML-100K's ``unknown`` is dropped; both
+  spell the others identically, e.g. ``Children's``). A movie counts once for every genre it
+  lists, as in the published code.
+* **Private p** (per ML-1M user): genre masses normalised to sum 1, where a rating of a movie adds
+  to each of its genres either 1 (``weight="count"``, published code, default) or the rating
+  1–5 (``weight="rating"``, the paper's text).
+* **Public q** (per age group): the same masses summed over every user of the group and
+  normalised ("pooled"), from ML-100K (``prior_source="ml-100k"``, AISTATS version, default) or
+  from ML-1M itself (``prior_source="ml-1m"``, arXiv version).
+* **Age groups**: ``0-24`` (ML-1M codes 1 "Under 18" and 18 "18-24"; ML-100K ages up to 24),
+  ``25-34``, ``35-44``, ``45-49``, ``50-54``, ``55+`` (ML-1M codes are the lower ends of their
+  ranges, so one rule maps raw ages and codes alike).
+
+Files are parsed strictly: a line with the wrong number of fields or a non-integer id raises
+``ValueError`` naming the file, line and field. A partial ``ratings.dat`` (fewer rows than the
+official 1,000,209) is accepted and logged as partial.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from ldpsample.datasets.download import OFFICIAL_ROW_COUNTS
+
+__all__ = [
+    "AGE_GROUPS",
+    "COMMON_GENRES",
+    "ML1M_AGE_CODES",
+    "ML1M_GENRES",
+    "MovieLensData",
+    "age_group",
+    "build_movielens_data",
+    "common_genres",
+    "genre_masses",
+    "read_ml1m",
+    "read_ml100k",
+]
+
+log = logging.getLogger(__name__)
+
+PathLike = str | os.PathLike[str]
+Weight = Literal["count", "rating"]
+PriorSource = Literal["ml-100k", "ml-1m"]
+
+#: The 18 genres common to ML-100K and ML-1M, in ML-100K's ``u.genre`` order (alphabetical).
+COMMON_GENRES: tuple[str, ...] = (
+    "Action",
+    "Adventure",
+    "Animation",
+    "Children's",
+    "Comedy",
+    "Crime",
+    "Documentary",
+    "Drama",
+    "Fantasy",
+    "Film-Noir",
+    "Horror",
+    "Musical",
+    "Mystery",
+    "Romance",
+    "Sci-Fi",
+    "Thriller",
+    "War",
+    "Western",
+)
+
+#: The 18 genres the ML-1M README documents (the same names as ML-100K's, without "unknown").
+ML1M_GENRES: tuple[str, ...] = COMMON_GENRES
+
+#: Age groups in order; the label of the youngest includes ML-1M's "Under 18".
+AGE_GROUPS: tuple[str, ...] = ("0-24", "25-34", "35-44", "45-49", "50-54", "55+")
+_AGE_UPPER = (24, 34, 44, 49, 54)
+
+#: ML-1M ``users.dat`` age codes (README): 1 "Under 18", 18 "18-24", ..., 56 "56+".
+ML1M_AGE_CODES = (1, 18, 25, 35, 45, 50, 56)
+
+
+def age_group(age: int) -> str:
+    """Age group label of a raw age (ML-100K) or an ML-1M age code.
+
+    Examples
+    --------
+    >>> age_group(1), age_group(18), age_group(24), age_group(25), age_group(56)
+    ('0-24', '0-24', '0-24', '25-34', '55+')
+    """
+    for label, upper in zip(AGE_GROUPS, _AGE_UPPER, strict=False):
+        if age <= upper:
+            return label
+    return AGE_GROUPS[-1]
+
+
+def _age_group_expr(column: str) -> pl.Expr:
+    expr = pl.when(pl.col(column) <= _AGE_UPPER[0]).then(pl.lit(AGE_GROUPS[0]))
+    for label, upper in zip(AGE_GROUPS[1:], _AGE_UPPER[1:], strict=False):
+        expr = expr.when(pl.col(column) <= upper).then(pl.lit(label))
+    return expr.otherwise(pl.lit(AGE_GROUPS[-1]))
+
+
+# --------------------------------------------------------------------------------------------
+# parsing
+# --------------------------------------------------------------------------------------------
+
+
+def _read_bytes(path: Path) -> bytes:
+    with open(path, "rb") as handle:
+        data = handle.read()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def _lines(path: Path, encoding: str) -> list[tuple[int, list[str]]]:
+    """Non-empty lines of a small file as (1-based line number, text)."""
+    text = _read_bytes(path).decode(encoding)
+    return [(i, line) for i, line in enumerate(text.splitlines(), start=1) if line.strip()]
+
+
+def _split(path: Path, lineno: int, line: str, sep: str, n_fields: int) -> list[str]:
+    fields = line.split(sep)
+    if len(fields) != n_fields:
+        raise ValueError(
+            f"{path}, line {lineno}: expected {n_fields} fields separated by {sep!r}, "
+            f"got {len(fields)}: {line!r:.200}"
+        )
+    return fields
+
+
+def _int(path: Path, lineno: int, name: str, value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(
+            f"{path}, line {lineno}, field {name!r}: expected an integer, got {value!r}"
+        ) from None
+
+
+def _read_ratings(path: Path, sep: str) -> pl.DataFrame:
+    """user_id, movie_id, rating from a ratings file (``u.data`` or ``ratings.dat[.gz]``).
+
+    Fast path with polars; on any parse problem the file is re-read line by line to name the
+    first bad line.
+    """
+    data = _read_bytes(path)
+    if sep != "\t":
+        data = data.replace(sep.encode(), b"\t")
+    schema = {
+        "user_id": pl.Int64,
+        "movie_id": pl.Int64,
+        "rating": pl.Int64,
+        "timestamp": pl.Int64,
+    }
+    try:
+        frame = pl.read_csv(
+            io.BytesIO(data),
+            separator="\t",
+            has_header=False,
+            schema=schema,
+            quote_char=None,
+        )
+        if frame.null_count().sum_horizontal().item() != 0:
+            raise ValueError("empty fields")
+    except Exception:
+        _diagnose_ratings(path, data.decode("latin-1"), sep)
+        raise
+    bad = frame.filter(~pl.col("rating").is_between(1, 5))
+    if bad.height:
+        raise ValueError(f"{path}: ratings must be 1-5, got {bad.row(0, named=True)}")
+    return frame.select("user_id", "movie_id", "rating")
+
+
+def _diagnose_ratings(path: Path, text: str, sep: str) -> None:
+    names = ("user_id", "movie_id", "rating", "timestamp")
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        fields = line.split("\t")
+        if len(fields) != 4:
+            raise ValueError(
+                f"{path}, line {lineno}: expected 4 fields separated by {sep!r}, "
+                f"got {len(fields)}: {line.replace(chr(9), sep)!r:.200}"
+            )
+        for name, value in zip(names, fields, strict=True):
+            _int(path, lineno, name, value)
+
+
+def _genre_list(path: Path) -> list[str]:
+    """ML-100K ``u.genre``: genre names in index order (validated)."""
+    out: dict[int, str] = {}
+    for lineno, line in _lines(path, "latin-1"):
+        name, index = _split(path, lineno, line, "|", 2)
+        out[_int(path, lineno, "index", index)] = name
+    if sorted(out) != list(range(len(out))):
+        raise ValueError(f"{path}: genre indices must be 0..{len(out) - 1}, got {sorted(out)}")
+    return [out[i] for i in range(len(out))]
+
+
+def read_ml100k(files: Mapping[str, PathLike]) -> dict[str, pl.DataFrame | list[str]]:
+    """Parse ML-100K.
+
+    Parameters
+    ----------
+    files
+        ``ratings`` (``u.data``), ``items`` (``u.item``), ``users`` (``u.user``) and
+        ``genres`` (``u.genre``), e.g. from
+        :func:`ldpsample.datasets.locate_dataset_files` ``(data_dir, "ml-100k")``.
+
+    Returns
+    -------
+    dict
+        ``ratings`` (user_id, movie_id, rating), ``users`` (user_id, age), ``movie_genres``
+        (movie_id, genre; one row per listed genre) and ``genres`` (all names of ``u.genre``).
+    """
+    genres_path, items_path = Path(files["genres"]), Path(files["items"])
+    users_path, ratings_path = Path(files["users"]), Path(files["ratings"])
+    genres = _genre_list(genres_path)
+    pairs: list[tuple[int, str]] = []
+    for lineno, line in _lines(items_path, "latin-1"):
+        fields = _split(items_path, lineno, line, "|", 5 + len(genres))
+        movie = _int(items_path, lineno, "movie_id", fields[0])
+        for genre, flag in zip(genres, fields[5:], strict=True):
+            if flag not in ("0", "1"):
+                raise ValueError(
+                    f"{items_path}, line {lineno}, genre {genre!r}: expected 0 or 1, got {flag!r}"
+                )
+            if flag == "1":
+                pairs.append((movie, genre))
+    users = []
+    for lineno, line in _lines(users_path, "latin-1"):
+        fields = _split(users_path, lineno, line, "|", 5)
+        users.append(
+            (
+                _int(users_path, lineno, "user_id", fields[0]),
+                _int(users_path, lineno, "age", fields[1]),
+            )
+        )
+    ratings = _read_ratings(ratings_path, "\t")
+    _log_partial("ml-100k", "ratings", ratings_path, ratings.height)
+    return {
+        "ratings": ratings,
+        "users": pl.DataFrame(users, schema={"user_id": pl.Int64, "age": pl.Int64}, orient="row"),
+        "movie_genres": pl.DataFrame(
+            pairs, schema={"movie_id": pl.Int64, "genre": pl.String}, orient="row"
+        ),
+        "genres": genres,
+    }
+
+
+def read_ml1m(files: Mapping[str, PathLike]) -> dict[str, pl.DataFrame | list[str]]:
+    """Parse ML-1M.
+
+    Parameters
+    ----------
+    files
+        ``ratings`` (``ratings.dat`` or ``ratings.dat.gz``), ``movies`` and ``users``.
+
+    Returns
+    -------
+    dict
+        ``ratings`` (user_id, movie_id, rating), ``users`` (user_id, age = ML-1M age code),
+        ``movie_genres`` (movie_id, genre) and ``genres`` (:data:`ML1M_GENRES`, the 18 genres
+        of the ML-1M README; others found in ``movies.dat`` are logged and never counted).
+    """
+    movies_path, users_path = Path(files["movies"]), Path(files["users"])
+    ratings_path = Path(files["ratings"])
+    pairs: list[tuple[int, str]] = []
+    for lineno, line in _lines(movies_path, "latin-1"):
+        head, _, genres_field = line.rpartition("::")
+        movie_field, sep, _title = head.partition("::")
+        if not sep or not genres_field:
+            raise ValueError(
+                f"{movies_path}, line {lineno}: expected MovieID::Title::Genres, got {line!r:.200}"
+            )
+        movie = _int(movies_path, lineno, "movie_id", movie_field)
+        pairs.extend((movie, genre) for genre in genres_field.split("|"))
+    users = []
+    for lineno, line in _lines(users_path, "latin-1"):
+        fields = _split(users_path, lineno, line, "::", 5)
+        code = _int(users_path, lineno, "age", fields[2])
+        if code not in ML1M_AGE_CODES:
+            raise ValueError(
+                f"{users_path}, line {lineno}, field 'age': {code} is not an ML-1M age code "
+                f"{ML1M_AGE_CODES}"
+            )
+        users.append((_int(users_path, lineno, "user_id", fields[0]), code))
+    ratings = _read_ratings(ratings_path, "::")
+    _log_partial("ml-1m", "ratings", ratings_path, ratings.height)
+    movie_genres = pl.DataFrame(
+        pairs, schema={"movie_id": pl.Int64, "genre": pl.String}, orient="row"
+    ).unique(maintain_order=True)
+    undocumented = sorted(set(movie_genres["genre"].to_list()) - set(ML1M_GENRES))
+    if undocumented:
+        log.warning("%s lists genres the ML-1M README does not: %s", movies_path, undocumented)
+    return {
+        "ratings": ratings,
+        "users": pl.DataFrame(users, schema={"user_id": pl.Int64, "age": pl.Int64}, orient="row"),
+        "movie_genres": movie_genres,
+        "genres": list(ML1M_GENRES),
+    }
+
+
+def _log_partial(dataset: str, role: str, path: Path, rows: int) -> bool:
+    official = OFFICIAL_ROW_COUNTS[(dataset, role)]
+    if rows < official:
+        log.warning(
+            "%s %s (%s) is a PARTIAL copy: %d of %d official rows (%.1f %%); results are not "
+            "the paper's",
+            dataset,
+            role,
+            path,
+            rows,
+            official,
+            100 * rows / official,
+        )
+        return True
+    return False
+
+
+def common_genres(ml100k_genres: list[str], ml1m_genres: list[str]) -> tuple[str, ...]:
+    """Genres listed by both datasets, in ML-100K order (``unknown`` is not an ML-1M genre)."""
+    ml1m = set(ml1m_genres)
+    common = tuple(g for g in ml100k_genres if g in ml1m and g != "unknown")
+    dropped = sorted(set(ml100k_genres).symmetric_difference(ml1m) - set(common))
+    if dropped:
+        log.info("genres not common to both datasets (dropped): %s", dropped)
+    return common
+
+
+# --------------------------------------------------------------------------------------------
+# histograms
+# --------------------------------------------------------------------------------------------
+
+
+def genre_masses(
+    ratings: pl.DataFrame,
+    movie_genres: pl.DataFrame,
+    *,
+    genres: tuple[str, ...],
+    weight: Weight = "count",
+) -> pl.DataFrame:
+    """Unnormalised genre mass per user: long frame (user_id, genre, mass).
+
+    Each rating adds ``1`` (``weight="count"``) or its rating (``weight="rating"``) to every
+    genre in ``genres`` that its movie lists. Ratings of movies absent from ``movie_genres`` are
+    dropped and counted in the log.
+    """
+    if weight not in ("count", "rating"):
+        raise ValueError(f"weight must be 'count' or 'rating', got {weight!r}")
+    membership = movie_genres.filter(pl.col("genre").is_in(list(genres)))
+    unknown = ratings.join(movie_genres.select("movie_id").unique(), on="movie_id", how="anti")
+    if unknown.height:
+        log.warning("%d ratings are of movies missing from the movie list; ignored", unknown.height)
+    value = (
+        pl.len().cast(pl.Float64) if weight == "count" else pl.col("rating").sum().cast(pl.Float64)
+    )
+    return (
+        ratings.join(membership, on="movie_id", how="inner")
+        .group_by("user_id", "genre")
+        .agg(value.alias("mass"))
+        .sort("user_id", "genre")
+    )
+
+
+def _wide(long: pl.DataFrame, index: list[str], genres: tuple[str, ...]) -> pl.DataFrame:
+    """Long (index..., genre, mass) → one Float64 column per genre (zeros where absent)."""
+    wide = long.pivot(on="genre", index=index, values="mass")
+    for genre in genres:
+        if genre not in wide.columns:
+            wide = wide.with_columns(pl.lit(0.0).alias(genre))
+    return wide.select(*index, *[pl.col(g).fill_null(0.0).cast(pl.Float64) for g in genres])
+
+
+def _normalise_rows(frame: pl.DataFrame, genres: tuple[str, ...]) -> pl.DataFrame:
+    total = pl.sum_horizontal([pl.col(g) for g in genres])
+    return frame.with_columns([(pl.col(g) / total).alias(g) for g in genres])
+
+
+@dataclass(frozen=True)
+class MovieLensData:
+    """The MovieLens experiment's inputs.
+
+    Attributes
+    ----------
+    genres
+        The genre order of every histogram (18 names).
+    groups
+        Age groups in order (all of :data:`AGE_GROUPS` that have users).
+    users
+        One row per ML-1M user with positive genre mass, sorted by ``user_id``: columns
+        ``user_id`` (Int64), ``group`` (String), then one Float64 column per genre holding
+        ``p`` (each row sums to 1).
+    priors
+        One row per group, in :attr:`groups` order: ``group``, ``n_users`` (users pooled into
+        the prior), ``mass`` (total pooled mass before normalising), then one Float64 column
+        per genre holding ``q`` (sums to 1).
+    weight, prior_source
+        The options used.
+    partial
+        True if a ratings file had fewer rows than the official release.
+    skipped_users
+        ML-1M users with ratings but zero mass on the genres (skipped; impossible in the
+        official data).
+    """
+
+    genres: tuple[str, ...]
+    groups: tuple[str, ...]
+    users: pl.DataFrame
+    priors: pl.DataFrame
+    weight: str
+    prior_source: str
+    partial: bool
+    skipped_users: int
+
+    def user_matrix(self, group: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """``(user_ids, P)`` of one group: P has shape (users, genres), rows sum to 1."""
+        rows = self.users.filter(pl.col("group") == group)
+        return rows["user_id"].to_numpy(), rows.select(self.genres).to_numpy()
+
+    def prior(self, group: str) -> NDArray[np.float64]:
+        """The public prior ``q`` of one group (shape ``(genres,)``)."""
+        row = self.priors.filter(pl.col("group") == group)
+        if row.height != 1:
+            raise KeyError(f"no prior for group {group!r}; groups: {self.groups}")
+        return row.select(self.genres).to_numpy()[0]
+
+
+def build_movielens_data(
+    ml1m_files: Mapping[str, PathLike],
+    ml100k_files: Mapping[str, PathLike],
+    *,
+    weight: Weight = "count",
+    prior_source: PriorSource = "ml-100k",
+) -> MovieLensData:
+    """Private histograms of ML-1M users and public priors per age group.
+
+    Parameters
+    ----------
+    ml1m_files
+        ML-1M ``ratings``, ``movies``, ``users`` (see :func:`read_ml1m`).
+    ml100k_files
+        ML-100K ``ratings``, ``items``, ``users``, ``genres`` (see :func:`read_ml100k`). Needed
+        for the common genres whatever ``prior_source`` is.
+    weight
+        ``"count"`` (published code, default): each rating adds 1 to each genre of its movie;
+        ``"rating"`` (paper text): it adds its rating.
+    prior_source
+        ``"ml-100k"`` (AISTATS version, default) or ``"ml-1m"`` (arXiv version): whose users'
+        masses are pooled into each group's prior.
+
+    Returns
+    -------
+    MovieLensData
+    """
+    if weight not in ("count", "rating"):
+        raise ValueError(f"weight must be 'count' or 'rating', got {weight!r}")
+    if prior_source not in ("ml-100k", "ml-1m"):
+        raise ValueError(f"prior_source must be 'ml-100k' or 'ml-1m', got {prior_source!r}")
+    ml1m = read_ml1m(ml1m_files)
+    ml100k = read_ml100k(ml100k_files)
+    genres = common_genres(ml100k["genres"], ml1m["genres"])  # type: ignore[arg-type]
+    partial = ml1m["ratings"].height < OFFICIAL_ROW_COUNTS[("ml-1m", "ratings")]  # type: ignore[union-attr]
+    partial |= ml100k["ratings"].height < OFFICIAL_ROW_COUNTS[("ml-100k", "ratings")]  # type: ignore[union-attr]
+
+    masses_1m = _masses_with_groups(ml1m, genres, weight, "ml-1m")
+    # Users whose ratings put no mass on the genres have no row in the long frame at all.
+    raters = ml1m["ratings"].select("user_id").unique()  # type: ignore[union-attr]
+    skipped = raters.join(masses_1m.select("user_id").unique(), on="user_id", how="anti").height
+    if skipped:
+        log.warning("%d ML-1M users have zero mass on the %d genres; skipped", skipped, len(genres))
+    wide = _wide(masses_1m.filter(pl.col("mass") > 0), ["user_id", "group"], genres)
+    users = _normalise_rows(wide, genres).sort("user_id")
+
+    prior_masses = (
+        masses_1m
+        if prior_source == "ml-1m"
+        else _masses_with_groups(ml100k, genres, weight, "ml-100k")
+    )
+    pooled = prior_masses.group_by("group", "genre").agg(pl.col("mass").sum())
+    prior_users = (
+        prior_masses.filter(pl.col("mass") > 0)
+        .group_by("group")
+        .agg(pl.col("user_id").n_unique().alias("n_users"))
+    )
+    priors = _wide(pooled, ["group"], genres)
+    priors = priors.with_columns(pl.sum_horizontal([pl.col(g) for g in genres]).alias("mass"))
+    priors = _normalise_rows(priors, genres).join(prior_users, on="group", how="left")
+
+    groups = tuple(g for g in AGE_GROUPS if g in set(users["group"].to_list()))
+    missing_prior = [g for g in groups if g not in set(priors["group"].to_list())]
+    if missing_prior:
+        raise ValueError(f"no {prior_source} ratings for age groups {missing_prior}: no prior")
+    order = {g: i for i, g in enumerate(AGE_GROUPS)}
+    priors = (
+        priors.filter(pl.col("group").is_in(list(groups)))
+        .with_columns(pl.col("group").replace_strict(order, return_dtype=pl.Int64).alias("_o"))
+        .sort("_o")
+        .select("group", pl.col("n_users").cast(pl.Int64), "mass", *genres)
+    )
+    counts = users.group_by("group").len().sort("group")
+    log.info(
+        "MovieLens: %d users over %d genres (weight=%s, prior_source=%s); users per group %s",
+        users.height,
+        len(genres),
+        weight,
+        prior_source,
+        dict(counts.iter_rows()),
+    )
+    return MovieLensData(
+        genres=genres,
+        groups=groups,
+        users=users,
+        priors=priors,
+        weight=weight,
+        prior_source=prior_source,
+        partial=bool(partial),
+        skipped_users=skipped,
+    )
+
+
+def _masses_with_groups(
+    parsed: Mapping[str, object], genres: tuple[str, ...], weight: Weight, name: str
+) -> pl.DataFrame:
+    ratings: pl.DataFrame = parsed["ratings"]  # type: ignore[assignment]
+    users: pl.DataFrame = parsed["users"]  # type: ignore[assignment]
+    movie_genres: pl.DataFrame = parsed["movie_genres"]  # type: ignore[assignment]
+    unknown_users = ratings.join(users, on="user_id", how="anti")
+    if unknown_users.height:
+        raise ValueError(
+            f"{name}: {unknown_users.height} ratings are by users missing from the user list, "
+            f"e.g. user {unknown_users['user_id'][0]}"
+        )
+    without = users.join(ratings.select("user_id").unique(), on="user_id", how="anti").height
+    if without:
+        log.info("%s: %d listed users have no ratings in this copy (not used)", name, without)
+    masses = genre_masses(ratings, movie_genres, genres=genres, weight=weight)
+    groups = users.select("user_id", _age_group_expr("age").alias("group"))
+    return masses.join(groups, on="user_id", how="inner").select(
+        "user_id", "group", "genre", "mass"
+    )
