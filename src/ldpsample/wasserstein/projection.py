@@ -1,0 +1,604 @@
+"""The Wasserstein projection mechanism (WPM) and the KL projection mechanism (KPM).
+
+WPM (paper, definition of the mechanism): ``Q*(P) = argmin_{Q in M_ε(μ)} W_r(P, Q)``. Its exact
+value is the linear programme
+
+    min sum_ij C_ij π_ij   s.t.   π 1 = P,   μ <= π^T 1 <= e^ε μ,   π >= 0,
+
+a min-cost flow. The entropic approximation replaces the objective by
+``<C, π> + η KL(π || 1)``: starting from the Gibbs kernel ``exp(-C/η)`` it alternates KL
+projections onto the row constraint and onto the column constraint (whose projection is the
+KPM step on the column sums). See ``docs/wasserstein.md`` for the derivations and choices.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import sparse
+from scipy.optimize import linprog
+
+from ldpsample._validation import check_epsilon
+from ldpsample.wasserstein._common import (
+    FloatArray,
+    _clip_normalise,
+    check_base_measure,
+    check_cost,
+    check_inputs,
+    log_clip_normalise,
+    polytope_bounds,
+)
+
+__all__ = [
+    "ProjectionResult",
+    "kl_projection_mechanism",
+    "sinkhorn_iterates",
+    "transport_cost",
+    "wasserstein_projection",
+]
+
+#: Above this ``(max C - min C) / η`` the entropic solver works in the log domain (the Gibbs
+#: kernel would hold values below e^-100 and its scalings would risk under/overflow).
+LINEAR_DOMAIN_MAX_RANGE = 100.0
+
+#: Elements of a ``(batch, n, m)`` temporary allowed at once in the log domain (~128 MB).
+_LOG_DOMAIN_BLOCK = 1 << 24
+
+
+@dataclass(frozen=True)
+class ProjectionResult:
+    """Output of :func:`wasserstein_projection`.
+
+    Attributes
+    ----------
+    Q
+        Projected distributions, shape ``(batch, m)`` (or ``(m,)`` for one input). Every row lies
+        in ``M_ε(μ)``, so releasing a sample from it is ε-LDP.
+    cost
+        Transport cost ``sum_ij C_ij π_ij`` of the returned plan, shape ``(batch,)`` (or ``()``):
+        for ``method="exact"`` the optimum ``W_r(P, Q*)^r``; for ``"sinkhorn"`` the cost of the
+        entropic plan, whose row marginals match ``P`` only up to ``marginal_error``.
+    method
+        ``"exact"`` or ``"sinkhorn"``.
+    solver
+        Backend that produced the result (``"pot"``, ``"highs"``, ``"linear"``, ``"log"``).
+    iterations
+        Sinkhorn only: number of (row, column) projection pairs per input.
+    marginal_error
+        Sinkhorn only: ``||π 1 - P||_1`` of the returned plan per input (its column marginal is
+        ``Q`` exactly).
+    eta
+        Sinkhorn only: the regularisation parameter used.
+    tol
+        Sinkhorn only: the requested tolerance on ``marginal_error``.
+    """
+
+    Q: FloatArray
+    cost: FloatArray
+    method: str
+    solver: str
+    iterations: NDArray[np.int64] | None = None
+    marginal_error: FloatArray | None = None
+    eta: float | None = None
+    tol: float | None = None
+
+    @property
+    def converged(self) -> NDArray[np.bool_] | None:
+        """Sinkhorn only: whether each input reached ``marginal_error <= tol``."""
+        if self.tol is None or self.marginal_error is None:
+            return None
+        return np.asarray(self.marginal_error <= self.tol)
+
+
+# --------------------------------------------------------------------------------------------
+# KPM
+# --------------------------------------------------------------------------------------------
+
+
+def kl_projection_mechanism(P: ArrayLike, mu: ArrayLike, *, epsilon: float) -> FloatArray:
+    """KL projection mechanism (KPM): ``Q = argmin_{Q in M_ε(μ)} KL(P || Q)``.
+
+    The f-divergence baseline of the paper; it needs the input and output spaces to coincide.
+    By the KKT conditions ``Q = clip(P / r, μ, e^ε μ)`` with ``r`` normalising, computed exactly
+    and vectorised over a batch by :func:`ldpsample.wasserstein.clip_normalize`. If no ``r``
+    exists (``P`` concentrated where ``e^ε μ`` is small), the support of ``P`` is set to its upper
+    bounds and the rest of the mass is spread over the other outputs in proportion to ``μ``.
+
+    Parameters
+    ----------
+    P
+        Input distributions, shape ``(batch, m)`` or ``(m,)``.
+    mu
+        Base measure, shape ``(m,)``, with ``sum(μ) <= 1 <= e^ε sum(μ)``.
+    epsilon
+        Privacy parameter ε >= 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        Same shape as ``P``, every row in ``M_ε(μ)``.
+    """
+    eps = check_epsilon(epsilon)
+    mu_arr = check_base_measure(mu, epsilon=eps)
+    P2, was_1d = check_inputs(P, mu_arr.size)
+    lower, upper = polytope_bounds(mu_arr, eps)
+    Q = _clip_normalise(P2, lower, upper)
+    return Q[0] if was_1d else Q
+
+
+# --------------------------------------------------------------------------------------------
+# Exact WPM
+# --------------------------------------------------------------------------------------------
+
+
+def _have_pot() -> bool:
+    try:
+        import ot  # noqa: F401
+    except ImportError:  # pragma: no cover - POT is installed in the development environment
+        return False
+    return True
+
+
+def _resolve_solver(solver: str) -> str:
+    if solver not in ("auto", "pot", "highs"):
+        raise ValueError(f"solver must be 'auto', 'pot' or 'highs', got {solver!r}")
+    if solver == "auto":
+        return "pot" if _have_pot() else "highs"
+    if solver == "pot" and not _have_pot():
+        raise ValueError("solver='pot' needs the POT package (pip install pot)")
+    return solver
+
+
+def _emd(a: FloatArray, b: FloatArray, M: FloatArray) -> FloatArray:
+    """Network simplex (POT) with its warnings turned into errors we raise ourselves."""
+    import ot
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        G, log = ot.emd(a, b, M, numItermax=10_000_000, log=True, check_marginals=False)
+    if log["result_code"] != 1:
+        raise RuntimeError(f"POT network simplex did not reach optimality: {log['warning']}")
+    return np.asarray(G)
+
+
+def _wpm_exact_pot(p: FloatArray, C: FloatArray, lower: FloatArray, upper: FloatArray):
+    """Exact WPM for one input as a balanced OT problem solved by POT's network simplex.
+
+    Output ``j`` is split into a mandatory copy with demand ``μ_j`` and an optional copy with
+    capacity ``upper_j - μ_j``; a dummy source with supply ``sum(upper) - 1`` fills the unused
+    optional capacity at cost 0 and may not reach the mandatory copies (cost ``big``). Any plan
+    that used a forbidden edge could be improved by exchanging with a real source, because
+    ``big > max C - min C``; so the optimum is exactly the WPM linear programme.
+    """
+    k, m = C.shape
+    spare = float(upper.sum()) - 1.0
+    a = np.append(p, max(spare, 0.0))
+    b = np.concatenate([lower, upper - lower])
+    big = 2.0 * (float(C.max()) - float(C.min())) + 1.0
+    M = np.empty((k + 1, 2 * m))
+    M[:k, :m] = C
+    M[:k, m:] = C
+    M[k, :m] = big
+    M[k, m:] = 0.0
+    b *= a.sum() / b.sum()  # remove rounding so the two sides balance exactly
+    G = _emd(a, b, M)
+    plan = G[:k, :m] + G[:k, m:]
+    return plan
+
+
+def _wpm_exact_highs(p: FloatArray, C: FloatArray, lower: FloatArray, upper: FloatArray):
+    """Exact WPM for one input with scipy's HiGHS: variables ``π`` (k x m) and ``Q`` (m)."""
+    k, m = C.shape
+    rows_pi = sparse.kron(sparse.eye(k), np.ones((1, m)))  # sum_j π_ij = p_i
+    cols_pi = sparse.kron(np.ones((1, k)), sparse.eye(m))  # sum_i π_ij - Q_j = 0
+    A_eq = sparse.vstack(
+        [
+            sparse.hstack([rows_pi, sparse.csr_matrix((k, m))]),
+            sparse.hstack([cols_pi, -sparse.eye(m)]),
+        ]
+    ).tocsr()
+    b_eq = np.concatenate([p, np.zeros(m)])
+    c = np.concatenate([C.ravel(), np.zeros(m)])
+    bounds = np.concatenate(
+        [
+            np.column_stack([np.zeros(k * m), np.full(k * m, np.inf)]),
+            np.column_stack([lower, upper]),
+        ]
+    )
+    res = linprog(c, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"HiGHS failed on the WPM linear programme: {res.message}")
+    return np.clip(res.x[: k * m].reshape(k, m), 0.0, None)
+
+
+def _exact(P2, C, lower, upper, solver):
+    batch = P2.shape[0]
+    cols = np.flatnonzero(upper > 0)
+    lo, hi = lower[cols], upper[cols]
+    Q = np.zeros((batch, C.shape[1]))
+    cost = np.empty(batch)
+    solve = _wpm_exact_pot if solver == "pot" else _wpm_exact_highs
+    for b in range(batch):
+        rows = np.flatnonzero(P2[b] > 0)
+        Cb = C[np.ix_(rows, cols)]
+        plan = solve(P2[b, rows], Cb, lo, hi)
+        q = np.clip(plan.sum(axis=0), lo, hi)
+        Q[b, cols] = q
+        cost[b] = float((plan * Cb).sum())
+    return Q, cost
+
+
+# --------------------------------------------------------------------------------------------
+# Entropic WPM (Sinkhorn-like alternating KL projections)
+# --------------------------------------------------------------------------------------------
+
+
+def _lse(x: FloatArray, axis: int) -> FloatArray:
+    """log-sum-exp along ``axis`` (overwrites ``x``); ``-inf`` where everything is ``-inf``."""
+    mx = x.max(axis=axis, keepdims=True)
+    mx = np.where(np.isfinite(mx), mx, 0.0)
+    x -= mx
+    np.exp(x, out=x)
+    with np.errstate(divide="ignore"):
+        return np.log(x.sum(axis=axis)) + np.squeeze(mx, axis=axis)
+
+
+class _Sinkhorn:
+    """State of the alternating projections for a batch (columns restricted to ``upper > 0``).
+
+    ``linear`` keeps scalings ``u, v`` of ``K = exp(-(C - min_j C)/η)`` and uses matrix products;
+    ``log`` keeps potentials ``f, g`` and log-sum-exps over ``(batch, n, m)`` blocks.
+    """
+
+    def __init__(self, P, C, lower, upper, eta, domain, variant):
+        self.dykstra = variant == "dykstra"
+        self.P = P
+        self.C = C
+        self.lower, self.upper = lower, upper
+        self.domain = domain
+        batch, m = P.shape[0], C.shape[1]
+        if domain == "linear":
+            self.K = np.exp(-(C - C.min(axis=1, keepdims=True)) / eta)
+            self.v = np.ones((batch, m))
+            self.u = np.zeros_like(P)
+        else:
+            self.logK = -C / eta
+            self.g = np.zeros((batch, m))
+            self.f = np.zeros_like(P)
+            with np.errstate(divide="ignore"):
+                self.logP = np.log(P)
+        self._rowsum_factor: FloatArray | None = None  # K v (or LSE) for the current v / g
+        self.Q = np.zeros((batch, m))
+
+    # The block helpers keep the (batch, n, m) temporaries of the log domain small.
+    def _blocks(self, batch: int) -> Iterator[slice]:
+        n, m = self.C.shape
+        step = max(1, _LOG_DOMAIN_BLOCK // (n * m))
+        for s in range(0, batch, step):
+            yield slice(s, s + step)
+
+    def _row_factor(self, idx):
+        if self.domain == "linear":
+            return self.v[idx] @ self.K.T
+        g = self.g[idx]
+        out = np.empty((g.shape[0], self.C.shape[0]))
+        for sl in self._blocks(g.shape[0]):
+            out[sl] = _lse(self.logK[None] + g[sl, None, :], axis=2)
+        return out
+
+    def row_error(self, idx) -> FloatArray:
+        """``||π 1 - P||_1`` of the current plan; caches the factor for the next row step."""
+        factor = self._row_factor(idx)
+        self._rowsum_factor = factor
+        rows = self.u[idx] * factor if self.domain == "linear" else np.exp(self.f[idx] + factor)
+        return np.abs(rows - self.P[idx]).sum(axis=1)
+
+    def step(self, idx) -> None:
+        """Row projection then column (KPM) projection for the inputs ``idx``."""
+        factor = self._rowsum_factor
+        if factor is None:
+            factor = self._row_factor(idx)
+        self._rowsum_factor = None
+        if self.domain == "linear":
+            P = self.P[idx]
+            u = np.divide(P, factor, out=np.zeros_like(P), where=P > 0)
+            self.u[idx] = u
+            z = u @ self.K  # column sums of diag(u) K
+            s = z if self.dykstra else self.v[idx] * z
+            log_s = np.log(s)
+            log_new = log_clip_normalise(log_s, self.lower, self.upper)
+            ratio = np.exp(log_new - log_s)
+            self.v[idx] = ratio if self.dykstra else self.v[idx] * ratio
+            self.Q[idx] = np.exp(log_new)
+        else:
+            f = self.logP[idx] - factor
+            self.f[idx] = f
+            log_s = np.empty((f.shape[0], self.C.shape[1]))
+            for sl in self._blocks(f.shape[0]):
+                log_s[sl] = _lse(self.logK[None] + f[sl, :, None], axis=1)
+            if not self.dykstra:
+                log_s += self.g[idx]
+            log_new = log_clip_normalise(log_s, self.lower, self.upper)
+            shift = log_new - log_s
+            self.g[idx] = shift if self.dykstra else self.g[idx] + shift
+            self.Q[idx] = np.exp(log_new)
+
+    def cost(self, idx) -> FloatArray:
+        if self.domain == "linear":
+            return ((self.u[idx] @ (self.K * self.C)) * self.v[idx]).sum(axis=1)
+        f, g = self.f[idx], self.g[idx]
+        out = np.empty(f.shape[0])
+        for sl in self._blocks(f.shape[0]):
+            logpi = self.logK[None] + f[sl, :, None] + g[sl, None, :]
+            out[sl] = (np.exp(logpi) * self.C[None]).sum(axis=(1, 2))
+        return out
+
+
+def _choose_domain(C: FloatArray, eta: float, domain: str) -> str:
+    if domain not in ("auto", "linear", "log"):
+        raise ValueError(f"domain must be 'auto', 'linear' or 'log', got {domain!r}")
+    if domain != "auto":
+        return domain
+    spread = float((C.max(axis=1) - C.min(axis=1)).max())
+    return "linear" if spread / eta <= LINEAR_DOMAIN_MAX_RANGE else "log"
+
+
+def _check_eta(eta: object, C: FloatArray) -> float:
+    if eta is None:
+        scale = float(C.max())
+        return 0.01 * scale if scale > 0 else 1.0
+    if isinstance(eta, bool) or not isinstance(eta, int | float | np.floating | np.integer):
+        raise TypeError(f"eta must be a positive real number, got {eta!r}")
+    value = float(eta)
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"eta must be a finite real number > 0, got {eta!r}")
+    return value
+
+
+def _check_positive_int(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value!r}")
+    return int(value)
+
+
+def _check_tol(tol: object) -> float:
+    if isinstance(tol, bool) or not isinstance(tol, int | float | np.floating | np.integer):
+        raise TypeError(f"tol must be a real number >= 0, got {tol!r}")
+    if not (float(tol) >= 0 and math.isfinite(float(tol))):
+        raise ValueError(f"tol must be a finite real number >= 0, got {tol!r}")
+    return float(tol)
+
+
+def _prepare(P, C, mu, epsilon):
+    eps = check_epsilon(epsilon)
+    C_arr = check_cost(C)
+    mu_arr = check_base_measure(mu, epsilon=eps, m=C_arr.shape[1])
+    P2, was_1d = check_inputs(P, C_arr.shape[0])
+    lower, upper = polytope_bounds(mu_arr, eps)
+    return P2, was_1d, C_arr, lower, upper
+
+
+def sinkhorn_iterates(
+    P: ArrayLike,
+    C: ArrayLike,
+    mu: ArrayLike,
+    *,
+    epsilon: float,
+    eta: float | None = None,
+    max_iter: int = 1000,
+    domain: str = "auto",
+    variant: str = "dykstra",
+) -> Iterator[tuple[int, FloatArray, FloatArray]]:
+    """Yield ``(t, Q_t, marginal_error_t)`` after every iteration of the entropic WPM.
+
+    ``Q_t`` (shape ``(batch, m)``, always 2-D) is the column marginal after the ``t``-th column
+    projection -- a member of ``M_ε(μ)``, hence an ε-LDP output whatever ``t`` -- and
+    ``marginal_error_t = ||π_t 1 - P||_1``. Used to draw convergence curves; parameters as in
+    :func:`wasserstein_projection`. No tolerance: the caller stops iterating.
+    """
+    P2, _, C_arr, lower, upper = _prepare(P, C, mu, epsilon)
+    eta_v = _check_eta(eta, C_arr)
+    iters = _check_positive_int(max_iter, "max_iter")
+    _check_variant(variant)
+    cols = np.flatnonzero(upper > 0)
+    C_c = C_arr[:, cols]
+    dom = _choose_domain(C_c, eta_v, domain)
+    state = _Sinkhorn(P2, C_c, lower[cols], upper[cols], eta_v, dom, variant)
+    everyone = np.arange(P2.shape[0])
+    Q = np.zeros((P2.shape[0], C_arr.shape[1]))
+    for t in range(1, iters + 1):
+        state.step(everyone)
+        err = state.row_error(everyone)
+        Q[:, cols] = state.Q
+        yield t, Q.copy(), err
+
+
+def _check_variant(variant: object) -> str:
+    if variant not in ("dykstra", "vanilla"):
+        raise ValueError(f"variant must be 'dykstra' or 'vanilla', got {variant!r}")
+    return str(variant)
+
+
+def _sinkhorn(P2, C, lower, upper, eta, max_iter, tol, domain, variant):
+    cols = np.flatnonzero(upper > 0)
+    C_c = C[:, cols]
+    dom = _choose_domain(C_c, eta, domain)
+    state = _Sinkhorn(P2, C_c, lower[cols], upper[cols], eta, dom, variant)
+    batch = P2.shape[0]
+    iterations = np.zeros(batch, dtype=np.int64)
+    error = np.full(batch, np.inf)
+    active = np.arange(batch)
+    for _ in range(max_iter):
+        state.step(active)
+        iterations[active] += 1
+        err = state.row_error(active)
+        error[active] = err
+        keep = err > tol
+        if not keep.all():
+            active = active[keep]
+            state._rowsum_factor = state._rowsum_factor[keep]
+        if active.size == 0:
+            break
+    Q = np.zeros((batch, C.shape[1]))
+    Q[:, cols] = state.Q
+    return Q, state.cost(np.arange(batch)), iterations, error, dom
+
+
+# --------------------------------------------------------------------------------------------
+# Public entry point
+# --------------------------------------------------------------------------------------------
+
+
+def wasserstein_projection(
+    P: ArrayLike,
+    C: ArrayLike,
+    mu: ArrayLike,
+    *,
+    epsilon: float,
+    method: str = "exact",
+    eta: float | None = None,
+    max_iter: int = 1000,
+    tol: float = 1e-9,
+    solver: str = "auto",
+    domain: str = "auto",
+    variant: str = "dykstra",
+) -> ProjectionResult:
+    """Wasserstein projection mechanism: ``Q*(P) = argmin_{Q in M_ε(μ)} W_r(P, Q)``.
+
+    The paper's mechanism: release one sample of ``Q*(P)``. Every output lies in
+    ``M_ε(μ) = {Q in Δ_m : μ <= Q <= e^ε μ}``, so the mechanism is ε-LDP for any input.
+
+    Parameters
+    ----------
+    P
+        Input distributions over ``x_1..x_n``, shape ``(batch, n)`` or ``(n,)``.
+    C
+        Cost matrix ``C[i, j] = d(x_i, y_j)^r``, shape ``(n, m)``, finite and non-negative.
+    mu
+        Base measure, shape ``(m,)``, ``μ >= 0`` with ``sum(μ) <= 1 <= e^ε sum(μ)``.
+    epsilon
+        Privacy parameter ε >= 0.
+    method
+        ``"exact"``: the linear programme (one min-cost flow per input). ``"sinkhorn"``: the
+        entropic approximation by alternating KL projections (vectorised over the batch).
+    eta
+        Entropic regularisation η > 0 (``"sinkhorn"`` only); default ``0.01 * max(C)``.
+    max_iter, tol
+        ``"sinkhorn"`` only: stop an input once ``||π 1 - P||_1 <= tol`` or after ``max_iter``
+        iterations. The output is in ``M_ε(μ)`` whatever the number of iterations.
+    solver
+        ``"exact"`` only: ``"pot"`` (POT's network simplex on an equivalent balanced transport
+        problem), ``"highs"`` (scipy's HiGHS on the LP) or ``"auto"`` (POT if installed).
+    domain
+        ``"sinkhorn"`` only: ``"linear"`` (scalings and matrix products; fast),
+        ``"log"`` (log-sum-exp; robust for small η) or ``"auto"`` (linear while
+        ``(max C - min C) / η <= 100`` on every row).
+
+    Returns
+    -------
+    ProjectionResult
+        ``Q``, ``cost`` and, for ``"sinkhorn"``, ``iterations``, ``marginal_error`` and ``eta``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid arguments: ``P`` not distributions over ``n`` points, a negative or
+        non-finite cost, ``μ`` outside ``sum(μ) <= 1 <= e^ε sum(μ)``, unknown method, etc.
+    """
+    P2, was_1d, C_arr, lower, upper = _prepare(P, C, mu, epsilon)
+    if method == "exact":
+        backend = _resolve_solver(solver)
+        Q, cost = _exact(P2, C_arr, lower, upper, backend)
+        result = ProjectionResult(Q=Q, cost=cost, method="exact", solver=backend)
+    elif method == "sinkhorn":
+        eta_v = _check_eta(eta, C_arr)
+        iters = _check_positive_int(max_iter, "max_iter")
+        tol_v = _check_tol(tol)
+        var = _check_variant(variant)
+        Q, cost, it, err, dom = _sinkhorn(P2, C_arr, lower, upper, eta_v, iters, tol_v, domain, var)
+        result = ProjectionResult(
+            Q=Q,
+            cost=cost,
+            method="sinkhorn",
+            solver=dom,
+            iterations=it,
+            marginal_error=err,
+            eta=eta_v,
+            tol=tol_v,
+        )
+    else:
+        raise ValueError(f"method must be 'exact' or 'sinkhorn', got {method!r}")
+    if was_1d:
+        result = _squeeze(result)
+    return result
+
+
+def _squeeze(r: ProjectionResult) -> ProjectionResult:
+    def first(x):
+        return None if x is None else x[0]
+
+    return ProjectionResult(
+        Q=r.Q[0],
+        cost=r.cost.reshape(()),
+        method=r.method,
+        solver=r.solver,
+        iterations=first(r.iterations),
+        marginal_error=first(r.marginal_error),
+        eta=r.eta,
+        tol=r.tol,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Evaluation
+# --------------------------------------------------------------------------------------------
+
+
+def transport_cost(P: ArrayLike, Q: ArrayLike, C: ArrayLike, *, solver: str = "auto") -> FloatArray:
+    """Exact optimal transport cost ``min_π <C, π>`` between ``P`` and ``Q`` (``W_r^r``).
+
+    Evaluation helper (not a mechanism). ``P`` has shape ``(batch, n)`` or ``(n,)``, ``Q`` shape
+    ``(batch, m)`` or ``(m,)`` (broadcast against each other along the batch), ``C`` shape
+    ``(n, m)``. Solved per pair by POT's network simplex, or by HiGHS when POT is absent.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(batch,)``, or ``()`` when both inputs are 1-D.
+    """
+    C_arr = check_cost(C)
+    P2, p1 = check_inputs(P, C_arr.shape[0])
+    Qv, q1 = _check_q(Q, C_arr.shape[1])
+    backend = _resolve_solver(solver)
+    if P2.shape[0] != Qv.shape[0]:
+        if P2.shape[0] == 1:
+            P2 = np.repeat(P2, Qv.shape[0], axis=0)
+        elif Qv.shape[0] == 1:
+            Qv = np.repeat(Qv, P2.shape[0], axis=0)
+        else:
+            raise ValueError(f"P and Q batches differ: {P2.shape[0]} vs {Qv.shape[0]}")
+    out = np.empty(P2.shape[0])
+    for b in range(P2.shape[0]):
+        rows, cols = np.flatnonzero(P2[b] > 0), np.flatnonzero(Qv[b] > 0)
+        Cb = C_arr[np.ix_(rows, cols)]
+        if backend == "pot":
+            plan = _emd(P2[b, rows], Qv[b, cols] * (P2[b, rows].sum() / Qv[b, cols].sum()), Cb)
+        else:
+            q = Qv[b, cols]
+            plan = _wpm_exact_highs(P2[b, rows], Cb, q, q)
+        out[b] = float((plan * Cb).sum())
+    return out[0].reshape(()) if (p1 and q1) else out
+
+
+def _check_q(Q: ArrayLike, m: int) -> tuple[FloatArray, bool]:
+    from ldpsample._validation import check_distributions
+
+    arr = check_distributions(Q, name="Q", n=m)
+    return np.atleast_2d(arr) / np.atleast_2d(arr).sum(axis=1, keepdims=True), arr.ndim == 1
