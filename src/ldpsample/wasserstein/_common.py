@@ -166,16 +166,6 @@ def _clip_normalise(P: FloatArray, lower: FloatArray, upper: FloatArray) -> Floa
     return out
 
 
-def sample_rows(Q: FloatArray, rng: np.random.Generator) -> NDArray[np.int64]:
-    """One categorical draw per row of ``Q`` (inverse CDF, one uniform per row)."""
-    cdf = np.cumsum(Q, axis=1)
-    u = rng.random(Q.shape[0]) * cdf[:, -1]
-    idx = (cdf <= u[:, None]).sum(axis=1)
-    # Never return an index with zero probability (u can equal the total only by rounding).
-    last_pos = Q.shape[1] - 1 - np.argmax((Q > 0)[:, ::-1], axis=1)
-    return np.minimum(idx, last_pos).astype(np.int64)
-
-
 def log_clip_normalise(log_a: FloatArray, lower: FloatArray, upper: FloatArray) -> FloatArray:
     """``log clip(λ a, lower, upper)`` with ``λ`` normalising each row, computed in log space.
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ldpsample._validation import check_epsilon, check_rng
-from ldpsample.wasserstein._common import FloatArray, check_cost, check_inputs, sample_rows
+from ldpsample._validation import check_epsilon
+from ldpsample.sampling import sample_categorical
+from ldpsample.wasserstein._common import FloatArray, check_cost, check_inputs
 
 __all__ = ["exponential_mechanism", "exponential_sensitivity", "sample_outputs"]
 
@@ -85,24 +86,23 @@ def exponential_mechanism(
     return Q[0] if was_1d else Q
 
 
-def sample_outputs(Q: ArrayLike, *, rng: np.random.Generator) -> NDArray[np.int64]:
+def sample_outputs(Q: ArrayLike, *, rng: np.random.Generator) -> NDArray[np.intp]:
     """Release one output index per row of ``Q`` (the private sample of each user).
+
+    A thin alias of :func:`ldpsample.sampling.sample_categorical` (inverse CDF, one uniform per
+    row, zero-probability outputs never drawn), kept here so a WPM user finds it next to
+    :func:`wasserstein_projection`.
 
     Parameters
     ----------
     Q
         Output distributions, shape ``(batch, m)`` or ``(m,)`` (e.g. ``ProjectionResult.Q``).
     rng
-        A :class:`numpy.random.Generator`; one uniform is drawn per row.
+        A :class:`numpy.random.Generator`.
 
     Returns
     -------
     numpy.ndarray
-        Integer indices, shape ``(batch,)`` (or ``()`` for one distribution).
+        Integer indices, shape ``(batch,)`` (one integer for a 1-D ``Q``).
     """
-    from ldpsample._validation import check_distributions
-
-    gen = check_rng(rng)
-    arr = check_distributions(Q, name="Q")
-    out = sample_rows(np.atleast_2d(arr), gen)
-    return out[0].reshape(()) if arr.ndim == 1 else out
+    return sample_categorical(Q, rng=rng)

@@ -14,14 +14,11 @@ KPM step on the column sums). See ``docs/wasserstein.md`` for the derivations an
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import sparse
-from scipy.optimize import linprog
 
 from ldpsample._validation import check_epsilon
 from ldpsample.wasserstein._common import (
@@ -30,9 +27,15 @@ from ldpsample.wasserstein._common import (
     check_base_measure,
     check_cost,
     check_inputs,
-    log_clip_normalise,
     polytope_bounds,
 )
+from ldpsample.wasserstein._entropic import (
+    Sinkhorn,
+    check_variant,
+    choose_domain,
+    entropic_projection,
+)
+from ldpsample.wasserstein._exact import emd, exact_projection, resolve_solver, wpm_exact_highs
 
 __all__ = [
     "ProjectionResult",
@@ -41,13 +44,6 @@ __all__ = [
     "transport_cost",
     "wasserstein_projection",
 ]
-
-#: Above this ``(max C - min C) / η`` the entropic solver works in the log domain (the Gibbs
-#: kernel would hold values below e^-100 and its scalings would risk under/overflow).
-LINEAR_DOMAIN_MAX_RANGE = 100.0
-
-#: Elements of a ``(batch, n, m)`` temporary allowed at once in the log domain (~128 MB).
-_LOG_DOMAIN_BLOCK = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -136,218 +132,6 @@ def kl_projection_mechanism(P: ArrayLike, mu: ArrayLike, *, epsilon: float) -> F
 # --------------------------------------------------------------------------------------------
 
 
-def _have_pot() -> bool:
-    try:
-        import ot  # noqa: F401
-    except ImportError:  # pragma: no cover - POT is installed in the development environment
-        return False
-    return True
-
-
-def _resolve_solver(solver: str) -> str:
-    if solver not in ("auto", "pot", "highs"):
-        raise ValueError(f"solver must be 'auto', 'pot' or 'highs', got {solver!r}")
-    if solver == "auto":
-        return "pot" if _have_pot() else "highs"
-    if solver == "pot" and not _have_pot():
-        raise ValueError("solver='pot' needs the POT package (pip install pot)")
-    return solver
-
-
-def _emd(a: FloatArray, b: FloatArray, M: FloatArray) -> FloatArray:
-    """Network simplex (POT) with its warnings turned into errors we raise ourselves."""
-    import ot
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        G, log = ot.emd(a, b, M, numItermax=10_000_000, log=True, check_marginals=False)
-    if log["result_code"] != 1:
-        raise RuntimeError(f"POT network simplex did not reach optimality: {log['warning']}")
-    return np.asarray(G)
-
-
-def _wpm_exact_pot(p: FloatArray, C: FloatArray, lower: FloatArray, upper: FloatArray):
-    """Exact WPM for one input as a balanced OT problem solved by POT's network simplex.
-
-    Output ``j`` is split into a mandatory copy with demand ``μ_j`` and an optional copy with
-    capacity ``upper_j - μ_j``; a dummy source with supply ``sum(upper) - 1`` fills the unused
-    optional capacity at cost 0 and may not reach the mandatory copies (cost ``big``). Any plan
-    that used a forbidden edge could be improved by exchanging with a real source, because
-    ``big > max C - min C``; so the optimum is exactly the WPM linear programme.
-    """
-    k, m = C.shape
-    spare = float(upper.sum()) - 1.0
-    a = np.append(p, max(spare, 0.0))
-    b = np.concatenate([lower, upper - lower])
-    big = 2.0 * (float(C.max()) - float(C.min())) + 1.0
-    M = np.empty((k + 1, 2 * m))
-    M[:k, :m] = C
-    M[:k, m:] = C
-    M[k, :m] = big
-    M[k, m:] = 0.0
-    b *= a.sum() / b.sum()  # remove rounding so the two sides balance exactly
-    G = _emd(a, b, M)
-    plan = G[:k, :m] + G[:k, m:]
-    return plan
-
-
-def _wpm_exact_highs(p: FloatArray, C: FloatArray, lower: FloatArray, upper: FloatArray):
-    """Exact WPM for one input with scipy's HiGHS: variables ``π`` (k x m) and ``Q`` (m)."""
-    k, m = C.shape
-    rows_pi = sparse.kron(sparse.eye(k), np.ones((1, m)))  # sum_j π_ij = p_i
-    cols_pi = sparse.kron(np.ones((1, k)), sparse.eye(m))  # sum_i π_ij - Q_j = 0
-    A_eq = sparse.vstack(
-        [
-            sparse.hstack([rows_pi, sparse.csr_matrix((k, m))]),
-            sparse.hstack([cols_pi, -sparse.eye(m)]),
-        ]
-    ).tocsr()
-    b_eq = np.concatenate([p, np.zeros(m)])
-    c = np.concatenate([C.ravel(), np.zeros(m)])
-    bounds = np.concatenate(
-        [
-            np.column_stack([np.zeros(k * m), np.full(k * m, np.inf)]),
-            np.column_stack([lower, upper]),
-        ]
-    )
-    res = linprog(c, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs")
-    if res.status != 0:
-        raise RuntimeError(f"HiGHS failed on the WPM linear programme: {res.message}")
-    return np.clip(res.x[: k * m].reshape(k, m), 0.0, None)
-
-
-def _exact(P2, C, lower, upper, solver):
-    batch = P2.shape[0]
-    cols = np.flatnonzero(upper > 0)
-    lo, hi = lower[cols], upper[cols]
-    Q = np.zeros((batch, C.shape[1]))
-    cost = np.empty(batch)
-    solve = _wpm_exact_pot if solver == "pot" else _wpm_exact_highs
-    for b in range(batch):
-        rows = np.flatnonzero(P2[b] > 0)
-        Cb = C[np.ix_(rows, cols)]
-        plan = solve(P2[b, rows], Cb, lo, hi)
-        q = np.clip(plan.sum(axis=0), lo, hi)
-        Q[b, cols] = q
-        cost[b] = float((plan * Cb).sum())
-    return Q, cost
-
-
-# --------------------------------------------------------------------------------------------
-# Entropic WPM (Sinkhorn-like alternating KL projections)
-# --------------------------------------------------------------------------------------------
-
-
-def _lse(x: FloatArray, axis: int) -> FloatArray:
-    """log-sum-exp along ``axis`` (overwrites ``x``); ``-inf`` where everything is ``-inf``."""
-    mx = x.max(axis=axis, keepdims=True)
-    mx = np.where(np.isfinite(mx), mx, 0.0)
-    x -= mx
-    np.exp(x, out=x)
-    with np.errstate(divide="ignore"):
-        return np.log(x.sum(axis=axis)) + np.squeeze(mx, axis=axis)
-
-
-class _Sinkhorn:
-    """State of the alternating projections for a batch (columns restricted to ``upper > 0``).
-
-    ``linear`` keeps scalings ``u, v`` of ``K = exp(-(C - min_j C)/η)`` and uses matrix products;
-    ``log`` keeps potentials ``f, g`` and log-sum-exps over ``(batch, n, m)`` blocks.
-    """
-
-    def __init__(self, P, C, lower, upper, eta, domain, variant):
-        self.dykstra = variant == "dykstra"
-        self.P = P
-        self.C = C
-        self.lower, self.upper = lower, upper
-        self.domain = domain
-        batch, m = P.shape[0], C.shape[1]
-        if domain == "linear":
-            self.K = np.exp(-(C - C.min(axis=1, keepdims=True)) / eta)
-            self.v = np.ones((batch, m))
-            self.u = np.zeros_like(P)
-        else:
-            self.logK = -C / eta
-            self.g = np.zeros((batch, m))
-            self.f = np.zeros_like(P)
-            with np.errstate(divide="ignore"):
-                self.logP = np.log(P)
-        self._rowsum_factor: FloatArray | None = None  # K v (or LSE) for the current v / g
-        self.Q = np.zeros((batch, m))
-
-    # The block helpers keep the (batch, n, m) temporaries of the log domain small.
-    def _blocks(self, batch: int) -> Iterator[slice]:
-        n, m = self.C.shape
-        step = max(1, _LOG_DOMAIN_BLOCK // (n * m))
-        for s in range(0, batch, step):
-            yield slice(s, s + step)
-
-    def _row_factor(self, idx):
-        if self.domain == "linear":
-            return self.v[idx] @ self.K.T
-        g = self.g[idx]
-        out = np.empty((g.shape[0], self.C.shape[0]))
-        for sl in self._blocks(g.shape[0]):
-            out[sl] = _lse(self.logK[None] + g[sl, None, :], axis=2)
-        return out
-
-    def row_error(self, idx) -> FloatArray:
-        """``||π 1 - P||_1`` of the current plan; caches the factor for the next row step."""
-        factor = self._row_factor(idx)
-        self._rowsum_factor = factor
-        rows = self.u[idx] * factor if self.domain == "linear" else np.exp(self.f[idx] + factor)
-        return np.abs(rows - self.P[idx]).sum(axis=1)
-
-    def step(self, idx) -> None:
-        """Row projection then column (KPM) projection for the inputs ``idx``."""
-        factor = self._rowsum_factor
-        if factor is None:
-            factor = self._row_factor(idx)
-        self._rowsum_factor = None
-        if self.domain == "linear":
-            P = self.P[idx]
-            u = np.divide(P, factor, out=np.zeros_like(P), where=P > 0)
-            self.u[idx] = u
-            z = u @ self.K  # column sums of diag(u) K
-            s = z if self.dykstra else self.v[idx] * z
-            log_s = np.log(s)
-            log_new = log_clip_normalise(log_s, self.lower, self.upper)
-            ratio = np.exp(log_new - log_s)
-            self.v[idx] = ratio if self.dykstra else self.v[idx] * ratio
-            self.Q[idx] = np.exp(log_new)
-        else:
-            f = self.logP[idx] - factor
-            self.f[idx] = f
-            log_s = np.empty((f.shape[0], self.C.shape[1]))
-            for sl in self._blocks(f.shape[0]):
-                log_s[sl] = _lse(self.logK[None] + f[sl, :, None], axis=1)
-            if not self.dykstra:
-                log_s += self.g[idx]
-            log_new = log_clip_normalise(log_s, self.lower, self.upper)
-            shift = log_new - log_s
-            self.g[idx] = shift if self.dykstra else self.g[idx] + shift
-            self.Q[idx] = np.exp(log_new)
-
-    def cost(self, idx) -> FloatArray:
-        if self.domain == "linear":
-            return ((self.u[idx] @ (self.K * self.C)) * self.v[idx]).sum(axis=1)
-        f, g = self.f[idx], self.g[idx]
-        out = np.empty(f.shape[0])
-        for sl in self._blocks(f.shape[0]):
-            logpi = self.logK[None] + f[sl, :, None] + g[sl, None, :]
-            out[sl] = (np.exp(logpi) * self.C[None]).sum(axis=(1, 2))
-        return out
-
-
-def _choose_domain(C: FloatArray, eta: float, domain: str) -> str:
-    if domain not in ("auto", "linear", "log"):
-        raise ValueError(f"domain must be 'auto', 'linear' or 'log', got {domain!r}")
-    if domain != "auto":
-        return domain
-    spread = float((C.max(axis=1) - C.min(axis=1)).max())
-    return "linear" if spread / eta <= LINEAR_DOMAIN_MAX_RANGE else "log"
-
-
 def _check_eta(eta: object, C: FloatArray) -> float:
     if eta is None:
         scale = float(C.max())
@@ -406,11 +190,11 @@ def sinkhorn_iterates(
     P2, _, C_arr, lower, upper = _prepare(P, C, mu, epsilon)
     eta_v = _check_eta(eta, C_arr)
     iters = _check_positive_int(max_iter, "max_iter")
-    _check_variant(variant)
+    check_variant(variant)
     cols = np.flatnonzero(upper > 0)
     C_c = C_arr[:, cols]
-    dom = _choose_domain(C_c, eta_v, domain)
-    state = _Sinkhorn(P2, C_c, lower[cols], upper[cols], eta_v, dom, variant)
+    dom = choose_domain(C_c, eta_v, domain)
+    state = Sinkhorn(P2, C_c, lower[cols], upper[cols], eta_v, dom, variant)
     everyone = np.arange(P2.shape[0])
     Q = np.zeros((P2.shape[0], C_arr.shape[1]))
     for t in range(1, iters + 1):
@@ -418,37 +202,6 @@ def sinkhorn_iterates(
         err = state.row_error(everyone)
         Q[:, cols] = state.Q
         yield t, Q.copy(), err
-
-
-def _check_variant(variant: object) -> str:
-    if variant not in ("dykstra", "vanilla"):
-        raise ValueError(f"variant must be 'dykstra' or 'vanilla', got {variant!r}")
-    return str(variant)
-
-
-def _sinkhorn(P2, C, lower, upper, eta, max_iter, tol, domain, variant):
-    cols = np.flatnonzero(upper > 0)
-    C_c = C[:, cols]
-    dom = _choose_domain(C_c, eta, domain)
-    state = _Sinkhorn(P2, C_c, lower[cols], upper[cols], eta, dom, variant)
-    batch = P2.shape[0]
-    iterations = np.zeros(batch, dtype=np.int64)
-    error = np.full(batch, np.inf)
-    active = np.arange(batch)
-    for _ in range(max_iter):
-        state.step(active)
-        iterations[active] += 1
-        err = state.row_error(active)
-        error[active] = err
-        keep = err > tol
-        if not keep.all():
-            active = active[keep]
-            state._rowsum_factor = state._rowsum_factor[keep]
-        if active.size == 0:
-            break
-    Q = np.zeros((batch, C.shape[1]))
-    Q[:, cols] = state.Q
-    return Q, state.cost(np.arange(batch)), iterations, error, dom
 
 
 # --------------------------------------------------------------------------------------------
@@ -514,15 +267,17 @@ def wasserstein_projection(
     """
     P2, was_1d, C_arr, lower, upper = _prepare(P, C, mu, epsilon)
     if method == "exact":
-        backend = _resolve_solver(solver)
-        Q, cost = _exact(P2, C_arr, lower, upper, backend)
+        backend = resolve_solver(solver)
+        Q, cost = exact_projection(P2, C_arr, lower, upper, backend)
         result = ProjectionResult(Q=Q, cost=cost, method="exact", solver=backend)
     elif method == "sinkhorn":
         eta_v = _check_eta(eta, C_arr)
         iters = _check_positive_int(max_iter, "max_iter")
         tol_v = _check_tol(tol)
-        var = _check_variant(variant)
-        Q, cost, it, err, dom = _sinkhorn(P2, C_arr, lower, upper, eta_v, iters, tol_v, domain, var)
+        var = check_variant(variant)
+        Q, cost, it, err, dom = entropic_projection(
+            P2, C_arr, lower, upper, eta_v, iters, tol_v, domain, var
+        )
         result = ProjectionResult(
             Q=Q,
             cost=cost,
@@ -576,7 +331,7 @@ def transport_cost(P: ArrayLike, Q: ArrayLike, C: ArrayLike, *, solver: str = "a
     C_arr = check_cost(C)
     P2, p1 = check_inputs(P, C_arr.shape[0])
     Qv, q1 = _check_q(Q, C_arr.shape[1])
-    backend = _resolve_solver(solver)
+    backend = resolve_solver(solver)
     if P2.shape[0] != Qv.shape[0]:
         if P2.shape[0] == 1:
             P2 = np.repeat(P2, Qv.shape[0], axis=0)
@@ -589,10 +344,10 @@ def transport_cost(P: ArrayLike, Q: ArrayLike, C: ArrayLike, *, solver: str = "a
         rows, cols = np.flatnonzero(P2[b] > 0), np.flatnonzero(Qv[b] > 0)
         Cb = C_arr[np.ix_(rows, cols)]
         if backend == "pot":
-            plan = _emd(P2[b, rows], Qv[b, cols] * (P2[b, rows].sum() / Qv[b, cols].sum()), Cb)
+            plan = emd(P2[b, rows], Qv[b, cols] * (P2[b, rows].sum() / Qv[b, cols].sum()), Cb)
         else:
             q = Qv[b, cols]
-            plan = _wpm_exact_highs(P2[b, rows], Cb, q, q)
+            plan = wpm_exact_highs(P2[b, rows], Cb, q, q)
         out[b] = float((plan * Cb).sum())
     return out[0].reshape(()) if (p1 and q1) else out
 
