@@ -21,9 +21,13 @@ def test_environment_yml_matches_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     wanted = [*project["dependencies"]]
     for extra in ("workflow", "test"):
-        wanted += [r for r in project["optional-dependencies"][extra] if not r.startswith("ldpsample")]
+        wanted += [
+            r for r in project["optional-dependencies"][extra] if not r.startswith("ldpsample")
+        ]
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
-    conda = [d for d in env["dependencies"] if isinstance(d, str) and not d.startswith(("python", "pip"))]
+    conda = [
+        d for d in env["dependencies"] if isinstance(d, str) and not d.startswith(("python", "pip"))
+    ]
     assert sorted(map(_normalise, conda)) == sorted(map(_normalise, wanted))
 
 
