@@ -1,0 +1,609 @@
+"""Avazu: per-subcategory website histograms of devices, built out of core with polars.
+
+The Avazu experiment of Zamanlooy, Diaz & Asoodeh (2025) treats a device (``device_id``) as a
+user and a website (``site_id``) as an item. Each anonymised attribute (``C1``, ``C14`` … ``C21``)
+splits the rows into subcategories, one per value. Within a subcategory:
+
+1. the websites are the ``top_sites`` (100) with the most clicks (``site_rank_by="clicks"``;
+   ties broken by ascending ``site_id``, which is what pandas' ``nlargest`` on a sorted group-by
+   does in the published code);
+2. a device is kept if it has at least ``min_rows`` (20) rows — impressions
+   (``user_activity="impressions"``, published code) or clicks (``"clicks"``, paper text) —
+   counted over the whole file before anything else (``activity_scope="global"``, published
+   code) or over the subcategory's top websites (``activity_scope="top_sites"``);
+3. its private ``p`` is its normalised impression counts over the top websites; the public
+   ``q`` is the mean of the kept devices' ``p``;
+4. a subcategory is kept if it has at least ``min_users`` (100; the arXiv version says 1000)
+   devices.
+
+Device ``a99f214a`` is a placeholder shared by most rows; by default it is one user like any
+other (published code); ``exclude_placeholder_device=True`` drops its rows first.
+
+Two steps, so that the 40 M-row file is never held as Python objects:
+
+* :func:`convert_avazu_to_parquet` streams the (gzipped) CSV once into parquet, reading only
+  ``device_id, site_id, click, C1, C14..C21`` with explicit types (ids as strings, the rest as
+  integers), validating the header and every value on the way;
+* :func:`build_avazu_histograms` scans the parquet lazily, aggregates ``(subcategory, device,
+  site)`` counts in one streaming pass per attribute and applies the rules above to that
+  (much smaller) aggregate.
+
+Malformed input, case by case:
+
+* missing file → ``FileNotFoundError`` naming it;
+* header without the needed columns → ``ValueError`` naming file, line 1 and the missing names;
+* a row with the wrong number of fields → ``ValueError`` naming file, line and counts
+  (``on_bad_rows="error"``, default), or skipped, counted and logged with its line
+  (``on_bad_rows="skip"``);
+* a non-integer (or empty) value in an integer column, ``click`` not 0/1, an empty
+  ``device_id``/``site_id`` → always ``ValueError`` naming file, line, column and value: such a
+  file is not Avazu and no result computed from it could be trusted;
+* a subcategory left with fewer than ``min_users`` devices (possibly none) → skipped, counted
+  and logged per attribute; if no subcategory is left the result is empty (with its schema) and a
+  warning says so.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+from numpy.typing import NDArray
+
+from ldpsample.datasets.download import OFFICIAL_ROW_COUNTS
+from ldpsample.io import atomic_path
+
+__all__ = [
+    "AVAZU_ATTRIBUTES",
+    "AVAZU_COLUMNS",
+    "AVAZU_INTEGER_COLUMNS",
+    "HISTOGRAM_SCHEMA",
+    "PLACEHOLDER_DEVICE_ID",
+    "ConversionStats",
+    "avazu_user_matrix",
+    "build_avazu_histograms",
+    "convert_avazu_to_parquet",
+    "placeholder_share",
+]
+
+log = logging.getLogger(__name__)
+
+PathLike = str | os.PathLike[str]
+
+#: Header of the official ``train`` file (24 columns).
+AVAZU_COLUMNS: tuple[str, ...] = (
+    "id",
+    "click",
+    "hour",
+    "C1",
+    "banner_pos",
+    "site_id",
+    "site_domain",
+    "site_category",
+    "app_id",
+    "app_domain",
+    "app_category",
+    "device_id",
+    "device_ip",
+    "device_model",
+    "device_type",
+    "device_conn_type",
+    "C14",
+    "C15",
+    "C16",
+    "C17",
+    "C18",
+    "C19",
+    "C20",
+    "C21",
+)
+
+#: The attributes whose values define subcategories.
+AVAZU_ATTRIBUTES: tuple[str, ...] = ("C1", "C14", "C15", "C16", "C17", "C18", "C19", "C20", "C21")
+
+#: Integer columns kept in the parquet (``click`` and the attributes).
+AVAZU_INTEGER_COLUMNS: tuple[str, ...] = ("click", *AVAZU_ATTRIBUTES)
+
+_STRING_COLUMNS = ("device_id", "site_id")
+_KEPT_COLUMNS = ("device_id", "site_id", *AVAZU_INTEGER_COLUMNS)
+
+#: The device_id shared by most rows (a placeholder, not a device).
+PLACEHOLDER_DEVICE_ID = "a99f214a"
+
+#: Columns and types of :func:`build_avazu_histograms`' result.
+HISTOGRAM_SCHEMA: dict[str, pl.DataType] = {
+    "attribute": pl.String(),
+    "subcategory": pl.Int64(),
+    "device_id": pl.String(),
+    "site_id": pl.String(),
+    "count": pl.Int64(),
+}
+
+_INT_PATTERN = r"^-?[0-9]+$"
+
+
+# --------------------------------------------------------------------------------------------
+# CSV → parquet
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConversionStats:
+    """What :func:`convert_avazu_to_parquet` read and wrote."""
+
+    source: Path
+    destination: Path
+    rows: int
+    skipped_rows: int
+    partial: bool
+    header_is_official: bool
+
+
+def _is_gzip(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(2) == b"\x1f\x8b"
+
+
+def _read_header(path: Path) -> list[str]:
+    opener = gzip.open if _is_gzip(path) else open
+    try:
+        with opener(path, "rb") as handle:
+            line = handle.readline()
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"{path}: cannot read the header: {exc}") from exc
+    if not line.strip():
+        raise ValueError(f"{path}, line 1: empty file or empty header line")
+    return line.decode("utf-8", errors="replace").rstrip("\r\n").split(",")
+
+
+def convert_avazu_to_parquet(
+    src: PathLike,
+    dst: PathLike,
+    *,
+    on_bad_rows: Literal["error", "skip"] = "error",
+    block_size: int = 1 << 26,
+    row_group_rows: int = 2_000_000,
+    compression: str = "zstd",
+) -> ConversionStats:
+    """Stream an Avazu CSV (gzipped or not) into parquet once, with validation.
+
+    Only ``device_id, site_id`` (strings) and ``click, C1, C14..C21`` (Int64) are kept, in file
+    order. The CSV is read in blocks (``pyarrow.csv.open_csv`` over a gzip stream, one thread),
+    so memory stays at a few blocks whatever the file size; the parquet is written to a
+    temporary file and renamed onto ``dst`` when complete.
+
+    Parameters
+    ----------
+    src
+        ``train.gz``, ``train.csv`` or any CSV with the official header (gzip is detected
+        from the content, not the name).
+    dst
+        Parquet file to write.
+    on_bad_rows
+        What to do with a row whose number of fields differs from the header's: ``"error"``
+        (default) raises ``ValueError`` naming the file and line; ``"skip"`` drops it, logs
+        its line and counts it in :attr:`ConversionStats.skipped_rows`.
+    block_size
+        Bytes of CSV parsed per block.
+    row_group_rows
+        Rows per parquet row group (blocks are gathered up to this size).
+    compression
+        Parquet compression codec.
+
+    Returns
+    -------
+    ConversionStats
+        Rows written, rows skipped, whether the file looks partial (fewer rows than the
+        official 40,428,967) and whether the header is exactly the official one.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``src`` does not exist.
+    ValueError
+        For a header without the needed columns, a malformed row (see above), a non-integer
+        value in an integer column, ``click`` outside {0, 1}, an empty id, or a corrupted
+        (e.g. truncated gzip) file. The message names the file, line and column.
+    """
+    src, dst = Path(src), Path(dst)
+    if on_bad_rows not in ("error", "skip"):
+        raise ValueError(f"on_bad_rows must be 'error' or 'skip', got {on_bad_rows!r}")
+    if not src.is_file():
+        raise FileNotFoundError(f"Avazu file not found: {src}")
+    header = _read_header(src)
+    missing = [c for c in _KEPT_COLUMNS if c not in header]
+    if missing:
+        raise ValueError(
+            f"{src}, line 1: the header lacks the columns {missing}; expected the official "
+            f"Avazu header {','.join(AVAZU_COLUMNS)}, got {','.join(header)[:300]!r}"
+        )
+    duplicated = sorted({c for c in header if header.count(c) > 1})
+    if duplicated:
+        raise ValueError(f"{src}, line 1: duplicated header columns {duplicated}")
+    official = tuple(header) == AVAZU_COLUMNS
+    if not official:
+        log.info("%s: header differs from the official one but has the needed columns", src)
+
+    skipped_lines: list[int] = []
+    first_invalid: list[pacsv.InvalidRow] = []
+
+    def on_invalid(row: pacsv.InvalidRow) -> str:
+        if on_bad_rows == "error":
+            # Raising here would be swallowed by pyarrow: remember the row, let it fail.
+            first_invalid.append(row)
+            return "error"
+        skipped_lines.append(row.number if row.number is not None else -1)
+        if len(skipped_lines) <= 10:
+            log.warning(
+                "%s, line %s: skipped a row with %d fields instead of %d: %r",
+                src,
+                row.number,
+                row.actual_columns,
+                row.expected_columns,
+                row.text[:200],
+            )
+        return "skip"
+
+    def fail(exc: Exception, rows: int) -> ValueError:
+        if first_invalid:
+            row = first_invalid[0]
+            return ValueError(
+                f"{src}, line {row.number}: expected {row.expected_columns} fields, got "
+                f"{row.actual_columns}: {row.text!r:.200}"
+            )
+        if isinstance(exc, pa.ArrowInvalid):
+            return ValueError(f"{src}: cannot parse the CSV after data row {rows}: {exc}")
+        return ValueError(
+            f"{src}: cannot read after data row {rows} (corrupted or truncated file?): {exc}"
+        )
+
+    schema = pa.schema(
+        [(c, pa.string()) for c in _STRING_COLUMNS]
+        + [(c, pa.int8() if c == "click" else pa.int64()) for c in AVAZU_INTEGER_COLUMNS]
+    )
+    rows = 0
+    pending: list[pa.RecordBatch] = []
+    pending_rows = 0
+    with atomic_path(dst) as tmp:
+        writer = pq.ParquetWriter(str(tmp), schema, compression=compression)
+        try:
+            try:
+                stream = pa.input_stream(str(src), compression="gzip" if _is_gzip(src) else None)
+                reader = pacsv.open_csv(
+                    stream,
+                    read_options=pacsv.ReadOptions(use_threads=False, block_size=block_size),
+                    parse_options=pacsv.ParseOptions(
+                        invalid_row_handler=on_invalid, ignore_empty_lines=False, quote_char=False
+                    ),
+                    convert_options=pacsv.ConvertOptions(
+                        include_columns=list(_KEPT_COLUMNS),
+                        column_types={c: pa.string() for c in _KEPT_COLUMNS},
+                        strings_can_be_null=False,
+                        quoted_strings_can_be_null=False,
+                    ),
+                )
+            except (pa.ArrowInvalid, OSError) as exc:
+                raise fail(exc, rows) from exc
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    break
+                except (pa.ArrowInvalid, OSError) as exc:
+                    raise fail(exc, rows) from exc
+                batch = _drop_empty_lines(
+                    src, batch, first_row=rows, skipped=skipped_lines, on_bad_rows=on_bad_rows
+                )
+                converted = _convert_batch(
+                    src, batch, schema, first_row=rows, skipped=skipped_lines
+                )
+                rows += converted.num_rows
+                pending.append(converted)
+                pending_rows += converted.num_rows
+                if pending_rows >= row_group_rows:
+                    writer.write_table(pa.Table.from_batches(pending, schema=schema))
+                    pending, pending_rows = [], 0
+            if pending:
+                writer.write_table(pa.Table.from_batches(pending, schema=schema))
+            if rows == 0:
+                writer.write_table(schema.empty_table())
+        finally:
+            writer.close()
+    partial = rows < OFFICIAL_ROW_COUNTS[("avazu", "train")]
+    if skipped_lines:
+        log.warning("%s: skipped %d malformed rows in total", src, len(skipped_lines))
+    if partial:
+        log.warning(
+            "%s is a PARTIAL copy: %d of %d official rows (%.3f %%); results are not the paper's",
+            src,
+            rows,
+            OFFICIAL_ROW_COUNTS[("avazu", "train")],
+            100 * rows / OFFICIAL_ROW_COUNTS[("avazu", "train")],
+        )
+    log.info("converted %s → %s: %d rows", src, dst, rows)
+    return ConversionStats(src, dst, rows, len(skipped_lines), partial, official)
+
+
+def _line_of(first_row: int, index: int, skipped: list[int]) -> int:
+    """Physical line (1-based, header = line 1) of data row ``first_row + index``."""
+    target = first_row + index  # 0-based among kept rows
+    line = target + 2
+    for skipped_line in sorted(s for s in skipped if s > 0):
+        if skipped_line <= line:
+            line += 1
+        else:
+            break
+    return line
+
+
+def _drop_empty_lines(
+    src: Path,
+    batch: pa.RecordBatch,
+    *,
+    first_row: int,
+    skipped: list[int],
+    on_bad_rows: str,
+) -> pa.RecordBatch:
+    """pyarrow reads an empty line as a row of empty fields: treat it as a malformed row."""
+    empty = None
+    for name in _KEPT_COLUMNS:
+        is_empty = pc.equal(pc.utf8_length(batch.column(name)), 0)
+        empty = is_empty if empty is None else pc.and_(empty, is_empty)
+    if empty is None or not pc.any(empty).as_py():
+        return batch
+    indices = np.flatnonzero(empty.to_numpy(zero_copy_only=False))
+    lines = [_line_of(first_row, int(i), skipped) for i in indices]
+    if on_bad_rows == "error":
+        raise ValueError(f"{src}, line {lines[0]}: empty line (expected 24 fields)")
+    for line in lines:
+        if len(skipped) < 10:
+            log.warning("%s, line %d: skipped an empty line", src, line)
+        skipped.append(line)
+    return batch.filter(pc.invert(empty))
+
+
+def _convert_batch(
+    src: Path, batch: pa.RecordBatch, schema: pa.Schema, *, first_row: int, skipped: list[int]
+) -> pa.RecordBatch:
+    arrays = []
+    for field in schema:
+        column = batch.column(field.name)
+        if field.name in _STRING_COLUMNS:
+            empty = pc.equal(pc.utf8_length(column), 0)
+            if pc.any(empty).as_py():
+                index = pc.index(empty, True).as_py()
+                raise ValueError(
+                    f"{src}, line {_line_of(first_row, index, skipped)}, column "
+                    f"{field.name!r}: empty value"
+                )
+            arrays.append(column)
+            continue
+        ok = pc.match_substring_regex(column, _INT_PATTERN)
+        if not pc.all(ok).as_py():
+            index = pc.index(ok, False).as_py()
+            raise ValueError(
+                f"{src}, line {_line_of(first_row, index, skipped)}, column {field.name!r}: "
+                f"expected an integer, got {column[index].as_py()!r}"
+            )
+        try:
+            values = pc.cast(column, pa.int64())
+        except pa.ArrowInvalid as exc:
+            raise ValueError(
+                f"{src}, rows {first_row + 1}..{first_row + len(column)}, column "
+                f"{field.name!r}: integer out of range ({exc})"
+            ) from exc
+        if field.name == "click":
+            valid = pc.is_in(values, pa.array([0, 1], pa.int64()))
+            if not pc.all(valid).as_py():
+                index = pc.index(valid, False).as_py()
+                raise ValueError(
+                    f"{src}, line {_line_of(first_row, index, skipped)}, column 'click': "
+                    f"expected 0 or 1, got {values[index].as_py()!r}"
+                )
+            values = pc.cast(values, pa.int8())
+        arrays.append(values)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+# --------------------------------------------------------------------------------------------
+# histograms
+# --------------------------------------------------------------------------------------------
+
+
+def _empty_histograms() -> pl.DataFrame:
+    return pl.DataFrame(schema=HISTOGRAM_SCHEMA)
+
+
+def build_avazu_histograms(
+    parquet: PathLike,
+    attribute: str,
+    *,
+    top_sites: int = 100,
+    site_rank_by: Literal["clicks", "impressions"] = "clicks",
+    min_rows: int = 20,
+    user_activity: Literal["impressions", "clicks"] = "impressions",
+    activity_scope: Literal["global", "top_sites"] = "global",
+    min_users: int = 100,
+    exclude_placeholder_device: bool = False,
+) -> pl.DataFrame:
+    """Private histograms of one attribute's kept subcategories, as a long frame.
+
+    Parameters
+    ----------
+    parquet
+        Output of :func:`convert_avazu_to_parquet`.
+    attribute
+        One of :data:`AVAZU_ATTRIBUTES`.
+    top_sites
+        Websites per subcategory: the ``top_sites`` with the most clicks (or impressions).
+    site_rank_by
+        ``"clicks"`` (published code and paper) or ``"impressions"``.
+    min_rows
+        Minimum activity of a kept device.
+    user_activity
+        What ``min_rows`` counts: ``"impressions"`` (rows; published code, default) or
+        ``"clicks"`` (paper text).
+    activity_scope
+        Where the activity is counted: ``"global"`` (the whole file, before subcategories and
+        websites are chosen; published code, default) or ``"top_sites"`` (the subcategory's top
+        websites only).
+    min_users
+        Minimum number of kept devices for a subcategory to be kept (100 in the AISTATS
+        version and the published code; 1000 in the arXiv text).
+    exclude_placeholder_device
+        Drop the rows of :data:`PLACEHOLDER_DEVICE_ID` before anything else.
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns :data:`HISTOGRAM_SCHEMA` — ``attribute`` (String), ``subcategory`` (Int64),
+        ``device_id`` (String), ``site_id`` (String), ``count`` (Int64, impressions of the
+        device on the site within the subcategory, > 0) — restricted to kept subcategories,
+        their top websites and kept devices, sorted by (subcategory, device_id, site_id). A
+        subcategory's website set is the websites occurring in its rows here; ``p`` of a device
+        is its counts normalised, ``q`` the mean of its devices' ``p``
+        (:func:`avazu_user_matrix`).
+    """
+    if attribute not in AVAZU_ATTRIBUTES:
+        raise ValueError(f"attribute must be one of {AVAZU_ATTRIBUTES}, got {attribute!r}")
+    for name, value in (("top_sites", top_sites), ("min_rows", min_rows), ("min_users", min_users)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if site_rank_by not in ("clicks", "impressions"):
+        raise ValueError(f"site_rank_by must be 'clicks' or 'impressions', got {site_rank_by!r}")
+    if user_activity not in ("impressions", "clicks"):
+        raise ValueError(f"user_activity must be 'impressions' or 'clicks', got {user_activity!r}")
+    if activity_scope not in ("global", "top_sites"):
+        raise ValueError(f"activity_scope must be 'global' or 'top_sites', got {activity_scope!r}")
+    parquet = Path(parquet)
+    if not parquet.is_file():
+        raise FileNotFoundError(f"Avazu parquet not found: {parquet}")
+
+    lf = pl.scan_parquet(parquet).select("device_id", "site_id", "click", attribute)
+    if exclude_placeholder_device:
+        lf = lf.filter(pl.col("device_id") != PLACEHOLDER_DEVICE_ID)
+    # The one pass over the rows: everything below works on this aggregate.
+    agg = (
+        lf.group_by(attribute, "device_id", "site_id")
+        .agg(
+            pl.len().cast(pl.Int64).alias("impressions"),
+            pl.col("click").cast(pl.Int64).sum().alias("clicks"),
+        )
+        .rename({attribute: "subcategory"})
+        .collect(engine="streaming")
+    )
+    n_subcategories = agg["subcategory"].n_unique()
+    activity = user_activity  # "impressions" or "clicks": both are columns of agg
+    if activity_scope == "global":
+        active = (
+            agg.group_by("device_id")
+            .agg(pl.col(activity).sum().alias("activity"))
+            .filter(pl.col("activity") >= min_rows)
+            .select("device_id")
+        )
+        agg = agg.join(active, on="device_id", how="semi")
+    site_stats = agg.group_by("subcategory", "site_id").agg(
+        pl.col("clicks").sum(), pl.col("impressions").sum()
+    )
+    top = (
+        site_stats.sort(["subcategory", site_rank_by, "site_id"], descending=[False, True, False])
+        .group_by("subcategory", maintain_order=True)
+        .head(top_sites)
+        .select("subcategory", "site_id")
+    )
+    hist = agg.join(top, on=["subcategory", "site_id"], how="semi")
+    if activity_scope == "top_sites":
+        active = (
+            hist.group_by("subcategory", "device_id")
+            .agg(pl.col(activity).sum().alias("activity"))
+            .filter(pl.col("activity") >= min_rows)
+            .select("subcategory", "device_id")
+        )
+        hist = hist.join(active, on=["subcategory", "device_id"], how="semi")
+    users = hist.group_by("subcategory").agg(pl.col("device_id").n_unique().alias("n_users"))
+    kept = users.filter(pl.col("n_users") >= min_users).select("subcategory")
+    n_kept = kept.height
+    log.info(
+        "%s: %d subcategories; %d kept, %d skipped (%d with devices but fewer than "
+        "min_users=%d, %d with no device left after the activity filter)",
+        attribute,
+        n_subcategories,
+        n_kept,
+        n_subcategories - n_kept,
+        users.height - n_kept,
+        min_users,
+        n_subcategories - users.height,
+    )
+    if n_kept == 0:
+        log.warning(
+            "%s: no subcategory has at least %d devices with at least %d %s; the histogram "
+            "frame is empty",
+            attribute,
+            min_users,
+            min_rows,
+            user_activity,
+        )
+        return _empty_histograms()
+    return (
+        hist.join(kept, on="subcategory", how="semi")
+        .select(
+            pl.lit(attribute).alias("attribute"),
+            pl.col("subcategory").cast(pl.Int64),
+            "device_id",
+            "site_id",
+            pl.col("impressions").alias("count"),
+        )
+        .sort("subcategory", "device_id", "site_id")
+    )
+
+
+def avazu_user_matrix(
+    histograms: pl.DataFrame, subcategory: int, *, attribute: str | None = None
+) -> tuple[NDArray[np.str_], NDArray[np.str_], NDArray[np.float64]]:
+    """Dense ``(device_ids, site_ids, P)`` of one subcategory of a histogram frame.
+
+    ``P`` has one row per device (sorted by ``device_id``) and one column per website
+    (sorted by ``site_id``); rows are normalised impression counts (sum 1). The public prior of
+    the paper is ``P.mean(axis=0)``.
+    """
+    rows = histograms.filter(pl.col("subcategory") == subcategory)
+    if attribute is not None:
+        rows = rows.filter(pl.col("attribute") == attribute)
+    if rows.height == 0:
+        raise KeyError(f"subcategory {subcategory!r} is not in the histogram frame")
+    if attribute is None and rows["attribute"].n_unique() > 1:
+        raise ValueError("the frame holds several attributes: pass attribute=")
+    devices = np.sort(rows["device_id"].unique().to_numpy())
+    sites = np.sort(rows["site_id"].unique().to_numpy())
+    d_index = np.searchsorted(devices, rows["device_id"].to_numpy())
+    s_index = np.searchsorted(sites, rows["site_id"].to_numpy())
+    counts = np.zeros((devices.size, sites.size))
+    np.add.at(counts, (d_index, s_index), rows["count"].to_numpy().astype(float))
+    return devices, sites, counts / counts.sum(axis=1, keepdims=True)
+
+
+def placeholder_share(parquet: PathLike) -> dict[str, float | int]:
+    """Rows, devices and the placeholder device's share of the rows of a converted file."""
+    summary = (
+        pl.scan_parquet(parquet)
+        .select(
+            pl.len().alias("rows"),
+            pl.col("device_id").n_unique().alias("devices"),
+            (pl.col("device_id") == PLACEHOLDER_DEVICE_ID).sum().alias("placeholder_rows"),
+        )
+        .collect()
+        .row(0, named=True)
+    )
+    rows = summary["rows"]
+    summary["placeholder_share"] = summary["placeholder_rows"] / rows if rows else float("nan")
+    return summary
