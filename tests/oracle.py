@@ -1,4 +1,4 @@
-"""The paper's recursion for the minimax-optimal kernel, verbatim (test-only reference).
+"""Test-only references: the paper's recursion, verbatim, and random priors for property tests.
 
 Algorithm 1 of Zamanlooy, Diaz and Asoodeh (AISTATS 2025), "Locally private sampling with public
 data". It is deliberately naive: one recursion level per item, a fresh dense matrix at every
@@ -12,6 +12,7 @@ import math
 import sys
 
 import numpy as np
+from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 
@@ -57,3 +58,31 @@ def oracle_kernel(q: NDArray[np.float64], epsilon: float) -> NDArray[np.float64]
         sys.setrecursionlimit(limit)
     inverse = np.argsort(order)
     return K_sorted[np.ix_(inverse, inverse)]
+
+
+# --- Hypothesis strategies shared by the property tests -------------------------------------
+
+epsilons = st.one_of(
+    st.sampled_from([0.0, 1e-9, 20.0]),
+    st.floats(0.0, 20.0, allow_nan=False, allow_infinity=False),
+)
+
+
+@st.composite
+def priors(draw: st.DrawFn, *, min_n: int = 1, max_n: int = 25, zeros: bool = True) -> np.ndarray:
+    """A distribution in any order, with ties (integer weights) and zeros (unless excluded)."""
+    n = draw(st.integers(min_n, max_n))
+    low = 0 if zeros else 1
+    if draw(st.booleans()):
+        weights = draw(st.lists(st.integers(low, 5), min_size=n, max_size=n))
+    else:
+        positive = st.floats(1e-6, 1.0, allow_nan=False)
+        element = st.one_of(st.just(0.0), positive) if zeros else positive
+        weights = draw(st.lists(element, min_size=n, max_size=n))
+    q = np.asarray(weights, dtype=float)
+    if q.sum() == 0:
+        q[draw(st.integers(0, n - 1))] = 1.0
+    q /= q.sum()
+    if draw(st.booleans()):
+        q = np.sort(q)
+    return q

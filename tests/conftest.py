@@ -1,0 +1,20 @@
+"""Shared pytest configuration.
+
+Hypothesis runs deterministically (``derandomize=True``: the same examples on every run and
+machine, so a failure is always reproducible) with a modest number of examples so that the unit
+tests stay fast. ``HYPOTHESIS_PROFILE=thorough`` explores ten times more examples, still
+deterministically; ``HYPOTHESIS_PROFILE=random`` explores new examples each run.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+_COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+
+settings.register_profile("deterministic", derandomize=True, max_examples=60, **_COMMON)
+settings.register_profile("thorough", derandomize=True, max_examples=600, **_COMMON)
+settings.register_profile("random", derandomize=False, max_examples=200, **_COMMON)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
