@@ -1,0 +1,142 @@
+"""The shared boundary checks in ldpsample._validation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ldpsample._validation import (
+    SUM_TOLERANCE,
+    check_distribution,
+    check_distributions,
+    check_epsilon,
+    check_rng,
+    normalize,
+)
+
+# --- check_epsilon ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [0, 0.0, 1, 2.5, np.float64(3.0), np.int64(4), 1e300])
+def test_check_epsilon_accepts_finite_non_negative_reals(value: object) -> None:
+    result = check_epsilon(value)
+    assert isinstance(result, float) and result == float(value)
+
+
+@pytest.mark.parametrize("value", [math.nan, -1.0, -1e-300, math.inf, -math.inf, np.float64("nan")])
+def test_check_epsilon_rejects_bad_values_with_their_repr(value: float) -> None:
+    with pytest.raises(ValueError, match="epsilon must be a finite real number >= 0") as info:
+        check_epsilon(value)
+    assert repr(value) in str(info.value)
+
+
+@pytest.mark.parametrize("value", ["2", None, True, False, 1 + 0j, [1.0], np.array([1.0])])
+def test_check_epsilon_rejects_non_reals_naming_the_type(value: object) -> None:
+    with pytest.raises(
+        TypeError, match=f"epsilon must be a real number, got .*{type(value).__name__}"
+    ):
+        check_epsilon(value)
+
+
+def test_check_epsilon_allow_zero_and_name() -> None:
+    with pytest.raises(ValueError, match="delta must be a finite real number > 0, got 0"):
+        check_epsilon(0, name="delta", allow_zero=False)
+    assert check_epsilon(1e-12, allow_zero=False) == 1e-12
+
+
+# --- check_distributions / check_distribution ------------------------------------------------
+
+
+def test_check_distributions_returns_float64_unchanged_shape() -> None:
+    P = check_distributions([[1, 0], [0, 1]])
+    assert P.dtype == np.float64 and P.shape == (2, 2)
+    assert check_distributions([True, False]).tolist() == [1.0, 0.0]
+    p = np.array([0.25, 0.75])
+    assert check_distributions(p) is p  # no copy for float64 input
+    within = np.array([0.5, 0.5 + 0.9 * SUM_TOLERANCE])
+    assert check_distributions(within) is within
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (np.ones((2, 2, 2)) / 2, r"shape \(n,\) or \(users, n\), got shape \(2, 2, 2\)"),
+        (np.float64(1.0), r"got shape \(\)"),
+        ([], "at least 1 items"),
+        ([0.5, np.nan, 0.5], r"finite, got .*nan.* at index \(1,\)"),
+        ([[0.5, 0.5], [np.inf, 0.0]], r"finite, got .*inf.* at index \(1, 0\)"),
+        ([0.5, -0.25, 0.75], r"non-negative, got .*-0\.25.* at index \(1,\)"),
+        ([0.3, 0.6], r"sum to 1 within 1e-09, got sum 0\.(9|8999)"),
+        ([[0.5, 0.5], [0.2, 0.2]], r"got sum 0.4 \(row 1\)"),
+        ([0.5, 0.5 + 2 * SUM_TOLERANCE], "sum to 1"),
+    ],
+)
+def test_check_distributions_rejects_bad_values(value: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        check_distributions(value)
+
+
+def test_check_distributions_message_points_to_normalize() -> None:
+    with pytest.raises(ValueError, match="normalize"):
+        check_distributions([1, 2, 3], name="counts")
+
+
+@pytest.mark.parametrize("value", ["abc", b"ab", ["a", "b"], [1 + 0j], [None, 1.0], {"a": 1}])
+def test_check_distributions_rejects_non_numeric(value: object) -> None:
+    with pytest.raises(TypeError, match="array of real numbers"):
+        check_distributions(value)
+
+
+def test_check_distributions_number_of_items_and_min_items() -> None:
+    with pytest.raises(ValueError, match="P has 3 items but 2 were expected"):
+        check_distributions(np.ones((4, 3)) / 3, name="P", n=2)
+    with pytest.raises(ValueError, match="at least 2 items"):
+        check_distributions([1.0], min_items=2)
+    assert check_distributions(np.ones((0, 3)), n=3).shape == (0, 3)
+
+
+def test_check_distribution_is_one_dimensional() -> None:
+    assert check_distribution([0.5, 0.5]).shape == (2,)
+    with pytest.raises(ValueError, match="one distribution of shape"):
+        check_distribution([[0.5, 0.5]])
+    with pytest.raises(ValueError, match=r"^q must"):
+        check_distribution([0.5, 0.6])
+
+
+# --- normalize -----------------------------------------------------------------------------
+
+
+def test_normalize_rescales_rows() -> None:
+    np.testing.assert_allclose(normalize([[1, 3], [2, 2]]), [[0.25, 0.75], [0.5, 0.5]])
+    np.testing.assert_allclose(normalize([0, 5, 5]), [0, 0.5, 0.5])
+    out = normalize(np.array([2.0, 6.0]))
+    check_distribution(out)
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "message"),
+    [
+        ([[1, -1]], ValueError, "finite and non-negative"),
+        ([np.nan, 1.0], ValueError, "finite and non-negative"),
+        ([np.inf, 1.0], ValueError, "finite and non-negative"),
+        ([[1, 1], [0, 0]], ValueError, r"total weight 0 \(row 1\)"),
+        (3, ValueError, "scalar"),
+        ("ab", TypeError, "real numbers"),
+    ],
+)
+def test_normalize_rejects(value: object, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        normalize(value)
+
+
+# --- check_rng ------------------------------------------------------------------------------
+
+
+def test_check_rng() -> None:
+    rng = np.random.default_rng(0)
+    assert check_rng(rng) is rng
+    for bad in (0, None, np.random.RandomState(0), np.random, np.random.PCG64(0)):
+        with pytest.raises(TypeError, match="default_rng"):
+            check_rng(bad)
