@@ -355,6 +355,8 @@ def _drop_empty_lines(
     on_bad_rows: str,
 ) -> pa.RecordBatch:
     """pyarrow reads an empty line as a row of empty fields: treat it as a malformed row."""
+    if not pc.any(pc.equal(pc.utf8_length(batch.column("device_id")), 0)).as_py():
+        return batch  # fast path: an empty line has an empty device_id
     empty = None
     for name in _KEPT_COLUMNS:
         is_empty = pc.equal(pc.utf8_length(batch.column(name)), 0)
@@ -388,16 +390,17 @@ def _convert_batch(
                 )
             arrays.append(column)
             continue
-        ok = pc.match_substring_regex(column, _INT_PATTERN)
-        if not pc.all(ok).as_py():
-            index = pc.index(ok, False).as_py()
-            raise ValueError(
-                f"{src}, line {_line_of(first_row, index, skipped)}, column {field.name!r}: "
-                f"expected an integer, got {column[index].as_py()!r}"
-            )
         try:
             values = pc.cast(column, pa.int64())
         except pa.ArrowInvalid as exc:
+            # Only on failure: find the first offending value to name its line.
+            ok = pc.match_substring_regex(column, _INT_PATTERN)
+            if not pc.all(ok).as_py():
+                index = pc.index(ok, False).as_py()
+                raise ValueError(
+                    f"{src}, line {_line_of(first_row, index, skipped)}, column "
+                    f"{field.name!r}: expected an integer, got {column[index].as_py()!r}"
+                ) from None
             raise ValueError(
                 f"{src}, rows {first_row + 1}..{first_row + len(column)}, column "
                 f"{field.name!r}: integer out of range ({exc})"

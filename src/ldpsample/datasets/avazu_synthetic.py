@@ -23,6 +23,7 @@ import gzip
 import logging
 import os
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -244,62 +245,69 @@ def generate_avazu_like(
         ]
     )
     hours = 240  # 10 days, 2014-10-21 00h .. 2014-10-30 23h
-    written = 0
+
+    def make_batch(written: int, n: int) -> pa.RecordBatch:
+        index = np.arange(written, written + n)
+        hour_index = index * hours // max(rows, 1)
+        hour = 14_100_000 + (21 + hour_index // 24) * 100 + hour_index % 24
+        site = _draw(rng, site_cdf, n)
+        is_placeholder = rng.random(n) < placeholder_share
+        device = _draw(rng, user_cdf, n)
+        device_ids = device_pool.take(pa.array(device))
+        device_ids = pc.if_else(pa.array(is_placeholder), PLACEHOLDER_DEVICE_ID, device_ids)
+        columns: dict[str, pa.Array] = {
+            "id": pa.array(
+                rng.integers(0, 2**63, size=n, dtype=np.uint64)
+                + rng.integers(0, 2**63, size=n, dtype=np.uint64)
+            ),
+            "click": pa.array((rng.random(n) < site_ctr[site]).astype(np.int64)),
+            "hour": pa.array(hour.astype(np.int64)),
+            "banner_pos": pa.array(
+                np.where(rng.random(n) < 0.72, 0, np.where(rng.random(n) < 0.95, 1, 7))
+            ),
+            "site_id": site_pool.take(pa.array(site)),
+            "site_domain": domain_pool.take(pa.array(site)),
+            "site_category": category_pool.take(pa.array(site_category[site])),
+            "device_id": device_ids,
+            "device_ip": ip_pool.take(pa.array(_draw(rng, ip_cdf, n))),
+            "device_model": model_pool.take(pa.array(_draw(rng, model_cdf, n))),
+            "device_type": pa.array(
+                np.where(rng.random(n) < 0.92, 1, np.where(rng.random(n) < 0.5, 0, 4))
+            ),
+            "device_conn_type": pa.array(
+                np.where(rng.random(n) < 0.86, 0, np.where(rng.random(n) < 0.6, 2, 3))
+            ),
+        }
+        for name, const in app.items():
+            columns[name] = pa.repeat(pa.scalar(const, pa.string()), n)
+        for name in AVAZU_ATTRIBUTES:
+            tied = rng.random(n) < 0.5
+            value = np.where(tied, site_value[name][site], _draw(rng, cdfs[name], n))
+            columns[name] = pa.array(codes[name][value])
+        batch = pa.RecordBatch.from_arrays(
+            [columns[c].cast(schema.field(c).type) for c in AVAZU_COLUMNS],
+            schema=schema,
+        )
+        return batch
+
+    options = pacsv.WriteOptions(include_header=False, quoting_style="none")
     with atomic_path(path) as tmp:
         raw = gzip.open(tmp, "wb", compresslevel=compresslevel) if gz else open(tmp, "wb")  # noqa: SIM115
-        with raw:
+        # Compression (zlib releases the GIL) overlaps with generating the next chunk.
+        with raw, ThreadPoolExecutor(max_workers=1) as pool:
             raw.write((",".join(AVAZU_COLUMNS) + "\n").encode())  # unquoted, as the official
-            sink = pa.PythonFile(raw, mode="w")
-            options = pacsv.WriteOptions(include_header=False, quoting_style="none")
-            with pacsv.CSVWriter(sink, schema, write_options=options) as writer:
-                while written < rows:
-                    n = min(chunk_rows, rows - written)
-                    index = np.arange(written, written + n)
-                    hour_index = index * hours // max(rows, 1)
-                    hour = 14_100_000 + (21 + hour_index // 24) * 100 + hour_index % 24
-                    site = _draw(rng, site_cdf, n)
-                    is_placeholder = rng.random(n) < placeholder_share
-                    device = _draw(rng, user_cdf, n)
-                    device_ids = device_pool.take(pa.array(device))
-                    device_ids = pc.if_else(
-                        pa.array(is_placeholder), PLACEHOLDER_DEVICE_ID, device_ids
-                    )
-                    columns: dict[str, pa.Array] = {
-                        "id": pa.array(
-                            rng.integers(0, 2**63, size=n, dtype=np.uint64)
-                            + rng.integers(0, 2**63, size=n, dtype=np.uint64)
-                        ),
-                        "click": pa.array((rng.random(n) < site_ctr[site]).astype(np.int64)),
-                        "hour": pa.array(hour.astype(np.int64)),
-                        "banner_pos": pa.array(
-                            np.where(rng.random(n) < 0.72, 0, np.where(rng.random(n) < 0.95, 1, 7))
-                        ),
-                        "site_id": site_pool.take(pa.array(site)),
-                        "site_domain": domain_pool.take(pa.array(site)),
-                        "site_category": category_pool.take(pa.array(site_category[site])),
-                        "device_id": device_ids,
-                        "device_ip": ip_pool.take(pa.array(_draw(rng, ip_cdf, n))),
-                        "device_model": model_pool.take(pa.array(_draw(rng, model_cdf, n))),
-                        "device_type": pa.array(
-                            np.where(rng.random(n) < 0.92, 1, np.where(rng.random(n) < 0.5, 0, 4))
-                        ),
-                        "device_conn_type": pa.array(
-                            np.where(rng.random(n) < 0.86, 0, np.where(rng.random(n) < 0.6, 2, 3))
-                        ),
-                    }
-                    for name, const in app.items():
-                        columns[name] = pa.repeat(pa.scalar(const, pa.string()), n)
-                    for name in AVAZU_ATTRIBUTES:
-                        tied = rng.random(n) < 0.5
-                        value = np.where(tied, site_value[name][site], _draw(rng, cdfs[name], n))
-                        columns[name] = pa.array(codes[name][value])
-                    batch = pa.RecordBatch.from_arrays(
-                        [columns[c].cast(schema.field(c).type) for c in AVAZU_COLUMNS],
-                        schema=schema,
-                    )
-                    writer.write_batch(batch)
-                    written += n
-                if rows == 0:
-                    writer.write_table(schema.empty_table())
+            pending: Future[int] | None = None  # the previous chunk being written
+            written = 0
+            while written < rows:
+                n = min(chunk_rows, rows - written)
+                buffer = pa.BufferOutputStream()
+                pacsv.write_csv(make_batch(written, n), buffer, write_options=options)
+                data = memoryview(buffer.getvalue())
+                if pending is not None:
+                    pending.result()
+                pending = pool.submit(raw.write, data)
+                written += n
+            if pending is not None:
+                pending.result()
     log.info("wrote %d Avazu-like rows to %s (seed %d)", rows, path, seed)
     return path
