@@ -166,7 +166,35 @@ def _clip_normalise(P: FloatArray, lower: FloatArray, upper: FloatArray) -> Floa
     return out
 
 
-def log_clip_normalise(log_a: FloatArray, lower: FloatArray, upper: FloatArray) -> FloatArray:
+def _solve_on_segment(
+    log_a: FloatArray, lower: FloatArray, upper: FloatArray, t_ref: FloatArray
+) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """Solve ``h(t) = 1`` assuming the coordinates keep their classification at ``t_ref``.
+
+    Returns the candidate ``t`` and whether any coordinate is interior (otherwise ``h`` is flat
+    there and the candidate is meaningless).
+    """
+    log_l, log_u = np.log(lower), np.log(upper)
+    below = t_ref[:, None] <= (log_l - log_a)
+    above = t_ref[:, None] >= (log_u - log_a)
+    interior = ~(below | above)
+    A = np.where(below, lower, 0.0).sum(axis=1) + np.where(above, upper, 0.0).sum(axis=1)
+    masked = np.where(interior, log_a, -np.inf)
+    top = masked.max(axis=1)
+    has = np.isfinite(top)
+    safe_top = np.where(has, top, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_B = np.log(np.exp(masked - safe_top[:, None]).sum(axis=1)) + safe_top
+        t = np.log(np.maximum(1.0 - A, 0.0)) - log_B
+    return np.where(has, t, np.nan), has
+
+
+def log_clip_normalise(
+    log_a: FloatArray,
+    lower: FloatArray,
+    upper: FloatArray,
+    t0: FloatArray | None = None,
+) -> tuple[FloatArray, FloatArray]:
     """``log clip(λ a, lower, upper)`` with ``λ`` normalising each row, computed in log space.
 
     The column step of the entropic WPM: for small η the column sums ``a`` of the Gibbs plan
@@ -177,9 +205,32 @@ def log_clip_normalise(log_a: FloatArray, lower: FloatArray, upper: FloatArray) 
     ``B = sum_{interior} a`` taken as a log-sum-exp (the interior ``a_j`` are all within the
     bounds' range of each other, so nothing is lost).
 
+    ``t0`` (shape ``(rows,)``) is an optional guess of ``log λ`` -- the previous iteration's: the
+    equation is first solved on the segment containing ``t0`` and the answer kept for the rows
+    where it sums to 1 (to 1e-12); only the other rows are searched. ``h`` is non-decreasing, so
+    a ``t`` with ``h(t) = 1`` gives the same ``clip`` as the exact root.
+
     ``log_a`` has shape ``(rows, m)`` and must be finite; ``0 < lower <= upper`` with
-    ``sum(lower) <= 1 <= sum(upper)``.
+    ``sum(lower) <= 1 <= sum(upper)``. Returns ``(log Q, log λ)``.
     """
+    rows, _m = log_a.shape
+    log_l, log_u = np.log(lower), np.log(upper)
+    t_out = np.empty(rows)
+    todo_rows = np.arange(rows)
+    if t0 is not None:
+        t, has = _solve_on_segment(log_a, lower, upper, t0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = np.clip(np.exp(t[:, None] + log_a), lower, upper).sum(axis=1)
+        good = has & np.isfinite(t) & (np.abs(total - 1.0) <= 1e-12)
+        t_out[good] = t[good]
+        todo_rows = np.flatnonzero(~good)
+    if todo_rows.size:
+        t_out[todo_rows] = _search(log_a[todo_rows], lower, upper)
+    return np.clip(t_out[:, None] + log_a, log_l, log_u), t_out
+
+
+def _search(log_a: FloatArray, lower: FloatArray, upper: FloatArray) -> FloatArray:
+    """Exact ``log λ`` by sorting the breakpoints and bisecting over them (see above)."""
     rows, m = log_a.shape
     log_l, log_u = np.log(lower), np.log(upper)
     keys = np.sort(np.concatenate([log_l - log_a, log_u - log_a], axis=1), axis=1)
@@ -202,17 +253,6 @@ def log_clip_normalise(log_a: FloatArray, lower: FloatArray, upper: FloatArray) 
     t_hi = keys[r, hi]
     t_lo = np.where(lo >= 0, keys[r, np.maximum(lo, 0)], -np.inf)
     t_mid = np.where(np.isfinite(t_lo), 0.5 * (t_lo + t_hi), t_hi - 1.0)
-    below = t_mid[:, None] <= (log_l - log_a)
-    above = t_mid[:, None] >= (log_u - log_a)
-    interior = ~(below | above)
-    A = np.where(below, lower, 0.0).sum(axis=1) + np.where(above, upper, 0.0).sum(axis=1)
-    masked = np.where(interior, log_a, -np.inf)
-    top = masked.max(axis=1)
-    has = np.isfinite(top)
-    safe_top = np.where(has, top, 0.0)
-    with np.errstate(divide="ignore"):
-        log_B = np.log(np.exp(masked - safe_top[:, None]).sum(axis=1)) + safe_top
-        t = np.log(np.maximum(1.0 - A, 0.0)) - log_B
+    t, has = _solve_on_segment(log_a, lower, upper, t_mid)
     t = np.where(has, t, t_hi)
-    t = np.minimum(np.maximum(t, t_lo), t_hi)
-    return np.clip(t[:, None] + log_a, log_l, log_u)
+    return np.minimum(np.maximum(t, t_lo), t_hi)

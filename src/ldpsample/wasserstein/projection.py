@@ -252,7 +252,7 @@ def wasserstein_projection(
     domain
         ``"sinkhorn"`` only: ``"linear"`` (scalings and matrix products; fast),
         ``"log"`` (log-sum-exp; robust for small η) or ``"auto"`` (linear while
-        ``(max C - min C) / η <= 100`` on every row).
+        ``(max C - min C) / η <= 400`` on every row).
 
     Returns
     -------
