@@ -1,0 +1,104 @@
+"""Benchmark: minimax kernel in closed form vs the paper's recursion, and batched release.
+
+Prints two markdown tables:
+
+1. building the dense ``(n, n)`` kernel with :func:`ldpsample.minimax.minimax_kernel` (closed
+   form, O(n^2)) vs Algorithm 1's recursion (``tests/oracle.py``, O(n^3)); the recursion is run
+   only up to ``--max-recursion-n`` and reported as skipped above it;
+2. :func:`ldpsample.minimax.apply_minimax` on ``--users`` x ``--items`` (sorted and unsorted
+   prior, precomputed coefficients, input validation included), with the dense BLAS product
+   ``P @ K`` for reference.
+
+Times are the best of ``--repeats`` runs (fewer for recursions that take over 5 s).
+
+Usage: ``python benchmarks/bench_minimax.py [--users 1000000] [--items 100]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from oracle import oracle_kernel
+
+from ldpsample.minimax import apply_minimax, minimax_coefficients, minimax_kernel
+
+EPSILON = 1.0
+
+
+def best_time(fn: Callable[[], object], repeats: int) -> float:
+    """Best wall-clock time of ``repeats`` calls (stop early once a call takes over 5 s)."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+        if times[-1] > 5.0:
+            break
+    return min(times)
+
+
+def dense_table(sizes: list[int], max_recursion_n: int, repeats: int) -> list[str]:
+    rng = np.random.default_rng(0)
+    rows = [
+        "| n | closed form (s) | recursion, Algorithm 1 (s) | speed-up | max abs diff |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for n in sizes:
+        q = rng.dirichlet(np.ones(n))  # unsorted: includes the sort and un-permute
+        closed = best_time(lambda q=q: minimax_kernel(q, epsilon=EPSILON), repeats)
+        if n <= max_recursion_n:
+            recursion = best_time(lambda q=q: oracle_kernel(q, EPSILON), repeats)
+            diff = np.abs(minimax_kernel(q, epsilon=EPSILON) - oracle_kernel(q, EPSILON)).max()
+            rows.append(
+                f"| {n} | {closed:.4f} | {recursion:.3f} | {recursion / closed:,.0f}x "
+                f"| {diff:.1e} |"
+            )
+        else:
+            rows.append(f"| {n} | {closed:.4f} | skipped (O(n^3), n > {max_recursion_n}) | – | – |")
+    return rows
+
+
+def apply_table(users: int, items: int, repeats: int) -> list[str]:
+    rng = np.random.default_rng(1)
+    P = rng.random((users, items))
+    P /= P.sum(axis=1, keepdims=True)
+    q = rng.dirichlet(np.ones(items))
+    rows = [
+        f"| {users:,} users x {items} items | time (s) |",
+        "|---|---:|",
+    ]
+    for label, prior in (("sorted q", np.sort(q)), ("unsorted q", q)):
+        kernel = minimax_coefficients(prior, epsilon=EPSILON)
+        seconds = best_time(lambda kernel=kernel: apply_minimax(P, kernel), repeats)
+        rows.append(f"| apply_minimax, {label}, precomputed coefficients | {seconds:.3f} |")
+    seconds = best_time(lambda: apply_minimax(P, q, epsilon=EPSILON), repeats)
+    rows.append(f"| apply_minimax, unsorted q, coefficients computed in the call | {seconds:.3f} |")
+    K = minimax_kernel(q, epsilon=EPSILON)
+    seconds = best_time(lambda: P @ K, repeats)
+    rows.append(f"| reference: dense BLAS product P @ K (no validation) | {seconds:.3f} |")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--users", type=int, default=1_000_000)
+    parser.add_argument("--items", type=int, default=100)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000, 2000, 10000])
+    parser.add_argument("--max-recursion-n", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    print(f"## Dense minimax kernel, epsilon = {EPSILON}\n")
+    print("\n".join(dense_table(args.sizes, args.max_recursion_n, args.repeats)))
+    print(f"\n## Batched release, epsilon = {EPSILON}\n")
+    print("\n".join(apply_table(args.users, args.items, args.repeats)))
+
+
+if __name__ == "__main__":
+    main()
