@@ -11,7 +11,7 @@ from ldpsample.minimax import MinimaxKernel, apply_minimax
 __all__ = ["release_minimax", "sample_categorical"]
 
 
-def sample_categorical(probs: ArrayLike, *, rng: np.random.Generator) -> NDArray[np.intp]:
+def sample_categorical(probs: ArrayLike, *, rng: np.random.Generator) -> NDArray[np.intp] | np.intp:
     """Draw one item index per row of ``probs`` by inverse CDF, vectorised over rows.
 
     One uniform ``u`` per row (``rng.random(users)``, so the same seed gives the same draws) is
@@ -51,7 +51,7 @@ def release_minimax(
     *,
     epsilon: float | None = None,
     rng: np.random.Generator,
-) -> NDArray[np.intp]:
+) -> NDArray[np.intp] | np.intp:
     """Each user's ε-LDP sample from the minimax-optimal mechanism with public prior ``q``.
 
     Equivalent to ``sample_categorical(apply_minimax(P, q, epsilon=epsilon), rng=rng)``.
@@ -70,7 +70,7 @@ def release_minimax(
     Returns
     -------
     numpy.ndarray
-        One released item index per user.
+        One released item index per user (a single integer for 1-D ``P``).
     """
     generator = check_rng(rng)
     return sample_categorical(apply_minimax(P, q, epsilon=epsilon), rng=generator)
