@@ -13,7 +13,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
-WORKFLOW_PARTS = ("Snakefile", "workflow", "scripts", "config", "profiles", "src")
+WORKFLOW_PARTS = ("Snakefile", "environment.yml", "workflow", "scripts", "config", "profiles", "src")
 
 
 def copy_workflow(dest: Path) -> Path:
@@ -79,3 +79,38 @@ def write_config(workdir: Path, name: str, changes: dict) -> str:
     path = workdir / "config" / f"{name}.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return str(path.relative_to(workdir))
+
+
+def result_files(workdir: Path) -> dict[str, Path]:
+    """Every file under ``workdir/results``, keyed by its path relative to ``workdir``."""
+    results = workdir / "results"
+    return {
+        str(path.relative_to(workdir)): path
+        for path in sorted(results.rglob("*"))
+        if path.is_file()
+    }
+
+
+def result_differences(first: Path, second: Path) -> list[str]:
+    """How the results/ trees of two runs differ (empty if they hold the same results).
+
+    Parquet files are compared by content (polars ``DataFrame.equals``: schema, row order and
+    exact values), PNG figures only by presence and non-zero size (rendering details such as
+    font caching are not results), every other file (csv, tsv, json, ...) byte for byte.
+    """
+    import polars as pl
+
+    a, b = result_files(first), result_files(second)
+    problems = [f"only in {first}: {name}" for name in sorted(a.keys() - b.keys())]
+    problems += [f"only in {second}: {name}" for name in sorted(b.keys() - a.keys())]
+    for name in sorted(a.keys() & b.keys()):
+        if name.endswith(".parquet"):
+            left, right = pl.read_parquet(a[name]), pl.read_parquet(b[name])
+            if not left.equals(right):
+                problems.append(f"{name}: contents differ\n{left}\n{right}")
+        elif name.endswith(".png"):
+            if a[name].stat().st_size == 0 or b[name].stat().st_size == 0:
+                problems.append(f"{name}: empty figure")
+        elif a[name].read_bytes() != b[name].read_bytes():
+            problems.append(f"{name}: contents differ")
+    return problems

@@ -43,6 +43,10 @@ def atomic_path(path: str | os.PathLike[str], *, fsync: bool = True) -> Iterator
     )
     os.close(fd)
     tmp = Path(tmp_name)
+    # mkstemp creates 0600; give the result the permissions a plain open() would (umask).
+    umask = os.umask(0)
+    os.umask(umask)
+    tmp.chmod(0o666 & ~umask)
     try:
         yield tmp
         if fsync and tmp.exists():
