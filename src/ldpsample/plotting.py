@@ -26,6 +26,12 @@ DIVERGENCE_LABELS = {
 }
 
 
+def _present_labels(divergences: pl.Series) -> list[str]:
+    """Display labels of the divergences present, in the fixed order TV, KL, χ², Hellinger."""
+    present = set(divergences.unique())
+    return [label for name, label in DIVERGENCE_LABELS.items() if name in present]
+
+
 def plot_synthetic(values: pl.DataFrame) -> Figure:
     """Fig. 2: divergence against ``p1``, mean ± standard error over runs, one panel per
     divergence and a row per ``(n, epsilon)``."""
@@ -40,6 +46,7 @@ def plot_synthetic(values: pl.DataFrame) -> Figure:
         hue="method",
         style="method",
         col="divergence",
+        col_order=_present_labels(values["divergence"]),
         row="setting",
         kind="line",
         errorbar="se",
@@ -63,6 +70,7 @@ def plot_risk_curves(curves: pl.DataFrame) -> Figure:
         y="risk",
         hue="prior",
         col="divergence",
+        col_order=_present_labels(curves["divergence"]),
         kind="line",
         facet_kws={"sharey": False},
         height=3.2,
