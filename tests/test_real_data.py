@@ -18,6 +18,7 @@ import pytest
 
 from ldpsample.datasets import locate_dataset_files
 from ldpsample.datasets.avazu import (
+    HISTOGRAM_SCHEMA,
     PLACEHOLDER_DEVICE_ID,
     build_avazu_histograms,
     convert_avazu_to_parquet,
@@ -276,7 +277,7 @@ def test_avazu_max_tv_on_generated_file_matches_csv(tmp_path, exclude):
 
 
 def test_avazu_metrics_on_empty_histograms(caplog):
-    empty = build_avazu_histograms.__globals__["_empty_histograms"]()
+    empty = pl.DataFrame(schema=HISTOGRAM_SCHEMA)
     result = avazu_metrics(empty, epsilons=[1.0], mechanisms=FAKES)
     assert result.height == 0
     assert result.columns == ["epsilon", "attribute", "subcategory", "method", "max_tv", "n_users"]
