@@ -13,7 +13,15 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
-WORKFLOW_PARTS = ("Snakefile", "environment.yml", "workflow", "scripts", "config", "profiles", "src")
+WORKFLOW_PARTS = (
+    "Snakefile",
+    "environment.yml",
+    "workflow",
+    "scripts",
+    "config",
+    "profiles",
+    "src",
+)
 
 
 def copy_workflow(dest: Path) -> Path:

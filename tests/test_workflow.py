@@ -1,0 +1,194 @@
+"""The pipeline end to end on the default config, in a temporary copy of the project:
+outputs' contents, partial re-runs, config validation, the report, lint and formatting."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import polars as pl
+import pytest
+import yaml
+from _workflow import ROOT, copy_workflow, planned_jobs, snakemake, write_config
+from scipy.special import rel_entr
+
+pytestmark = pytest.mark.workflow
+
+CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+
+
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory):
+    """The default config run once, as README's main command does (``snakemake --cores 2``)."""
+    workdir = copy_workflow(tmp_path_factory.mktemp("default_run"))
+    snakemake(workdir, "--cores", "2")
+    return workdir
+
+
+def test_synthetic_table_has_the_documented_shape(default_run):
+    values = pl.read_parquet(default_run / "results/synthetic/values.parquet")
+    assert values.columns == ["n", "epsilon", "run", "p1", "method", "divergence", "value"]
+    syn = CONFIG["synthetic"]
+    assert (
+        values.height == len(syn["n"]) * len(syn["epsilons"]) * syn["runs"] * syn["grid_size"] * 4
+    )
+    assert set(values["method"]) == {"minimax", "mollifier"}
+    assert set(values["divergence"]) == {"tv", "kl"}
+    assert values["value"].is_finite().all() and (values["value"] >= 0).all()
+
+
+def _tv_mollifier_value(p, q, epsilon):
+    """Optimal TV of the projection onto the relative mollifier: max(excess, deficit)."""
+    lower, upper = math.exp(-epsilon / 2) * q, math.exp(epsilon / 2) * q
+    return max(np.clip(p - upper, 0, None).sum(), np.clip(lower - p, 0, None).sum())
+
+
+def test_synthetic_values_match_an_independent_computation(default_run):
+    """Recompute run 0 from scratch: the prior from the seed, the kernel by the paper's
+    recursion (tests/oracle.py), the mollifier TV from its closed form."""
+    from oracle import oracle_kernel
+
+    values = pl.read_parquet(default_run / "results/synthetic/values.parquet")
+    n, epsilon = CONFIG["synthetic"]["n"][0], float(CONFIG["synthetic"]["epsilons"][0])
+    rng = np.random.default_rng([CONFIG["seed"], n])
+    u = rng.uniform(size=(CONFIG["synthetic"]["runs"], n))
+    q = u[0] / u[0].sum()
+    K = oracle_kernel(q, epsilon)
+    run0 = values.filter(pl.col("run") == 0, pl.col("n") == n, pl.col("epsilon") == epsilon)
+    for p1 in np.linspace(1 / n, 1, CONFIG["synthetic"]["grid_size"])[[0, 37, -1]]:
+        p = np.full(n, (1 - p1) / (n - 1))
+        p[0] = p1
+        p /= p.sum()
+        released = p @ K
+        expected = {
+            ("minimax", "tv"): 0.5 * np.abs(p - released).sum(),
+            ("minimax", "kl"): float(rel_entr(p, released).sum()),
+            ("mollifier", "tv"): _tv_mollifier_value(p, q, epsilon),
+        }
+        for (method, divergence), want in expected.items():
+            got = run0.filter(
+                (pl.col("p1") - p1).abs() < 1e-12,
+                pl.col("method") == method,
+                pl.col("divergence") == divergence,
+            )["value"]
+            assert got.len() == 1
+            assert got[0] == pytest.approx(want, rel=1e-9, abs=1e-12), (p1, method, divergence)
+
+
+def test_minimax_beats_the_mollifier_for_concentrated_p(default_run):
+    """Fig. 2's message: as p1 -> 1 the minimax sampler has the smaller mean TV and KL."""
+    values = pl.read_parquet(default_run / "results/synthetic/values.parquet")
+    last = values.filter(pl.col("p1") == pl.col("p1").max())
+    means = last.group_by("method", "divergence").agg(pl.col("value").mean())
+    mean = {(r["method"], r["divergence"]): r["value"] for r in means.iter_rows(named=True)}
+    assert mean[("minimax", "tv")] < mean[("mollifier", "tv")]
+    assert mean[("minimax", "kl")] < mean[("mollifier", "kl")]
+
+
+def test_figures_are_png(default_run):
+    for path in ("results/synthetic/figure.png", "results/theory/risk.png"):
+        data = (default_run / path).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, path
+
+
+def test_theory_tables(default_run):
+    theory = CONFIG["theory"]
+    risk = pl.read_csv(default_run / "results/theory/risk.csv")
+    num = theory["epsilon_grid"]["num"]
+    assert risk.height == (len(theory["q_mins"]) + 1) * len(theory["divergences"]) * num
+    # Uniform prior = randomized response: Gamma_TV = (n - 1) / (e^eps + n - 1) (Corollary 2).
+    n = theory["n"]
+    uniform_tv = risk.filter(pl.col("prior") == "uniform", pl.col("divergence") == "tv")
+    eps = uniform_tv["epsilon"].to_numpy()
+    np.testing.assert_allclose(uniform_tv["risk"], (n - 1) / (np.exp(eps) + n - 1), rtol=1e-12)
+    example = pl.read_csv(default_run / "results/theory/example_1.csv")
+    by_prior = {r["prior"]: r for r in example.iter_rows(named=True)}
+    assert by_prior["public q"]["tv_of_p"] == pytest.approx(0.0376, abs=5e-5)
+    assert by_prior["uniform"]["tv_of_p"] == pytest.approx(0.107, abs=5e-4)
+    assert by_prior["public q"]["gamma_tv"] == pytest.approx(0.93, abs=5e-3)
+
+
+def test_nothing_left_to_do_after_a_run(default_run):
+    assert planned_jobs(default_run) == {}
+
+
+def test_adding_an_epsilon_runs_only_the_new_jobs(default_run):
+    eps = [*CONFIG["synthetic"]["epsilons"], 4]
+    alt = write_config(default_run, "more_eps", {"synthetic": {"epsilons": eps}})
+    jobs = planned_jobs(default_run, "--configfile", alt)
+    assert jobs == {"all": 1, "synthetic_part": 1, "synthetic_combine": 1, "synthetic_figure": 1}
+
+
+def test_changing_runs_reruns_the_synthetic_stage_only(default_run):
+    alt = write_config(default_run, "more_runs", {"synthetic": {"runs": 3}})
+    jobs = planned_jobs(default_run, "--configfile", alt)
+    parts = len(CONFIG["synthetic"]["n"]) * len(CONFIG["synthetic"]["epsilons"])
+    assert jobs == {
+        "all": 1,
+        "synthetic_part": parts,
+        "synthetic_combine": 1,
+        "synthetic_figure": 1,
+    }
+
+
+def test_editing_a_script_reruns_its_rule(default_run, tmp_path):
+    workdir = default_run
+    script = workdir / "scripts" / "theory_example.py"
+    original = script.read_text()
+    try:
+        script.write_text(original + "\n# an edit\n")
+        assert planned_jobs(workdir) == {"all": 1, "theory_example": 1}
+    finally:
+        script.write_text(original)
+
+
+@pytest.mark.parametrize(
+    ("changes", "key"),
+    [
+        ({"synthetic": {"epsilon": [8]}}, "epsilon"),
+        ({"synthetic": {"epsilons": [0]}}, "epsilons"),
+        ({"synthetic": {"epsilons": [-1.0]}}, "epsilons"),
+        ({"synthetic": {"n": [1]}}, "n"),
+        ({"unknown_key": 1}, "unknown_key"),
+        ({"theory": {"q_mins": [0.5]}}, "theory.q_mins"),
+    ],
+)
+def test_bad_config_fails_before_any_job(tmp_path, changes, key):
+    workdir = copy_workflow(tmp_path / "bad")
+    alt = write_config(workdir, "bad", changes)
+    proc = snakemake(workdir, "--cores", "1", "--configfile", alt, check=False)
+    assert proc.returncode != 0
+    message = proc.stdout + proc.stderr
+    assert key in message, message
+    assert not (workdir / "results").exists()
+
+
+def test_report_carries_every_figure(default_run):
+    snakemake(default_run, "--report", "report.html")
+    html = (default_run / "report.html").read_text(errors="replace")
+    for name in ("figure.png", "risk.png", "risk.csv", "example_1.csv"):
+        assert name in html, name
+
+
+def test_lint_and_format_are_clean():
+    lint = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--lint"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert lint.returncode == 0 and "Lints for" not in lint.stdout + lint.stderr, lint.stdout
+    fmt = subprocess.run(
+        [sys.executable, "-m", "snakefmt", "--check", "."], cwd=ROOT, capture_output=True, text=True
+    )
+    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+    ruff = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "."], cwd=ROOT, capture_output=True, text=True
+    )
+    assert ruff.returncode == 0, ruff.stdout
+    ruff_fmt = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "."],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert ruff_fmt.returncode == 0, ruff_fmt.stdout
