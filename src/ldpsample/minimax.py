@@ -203,8 +203,10 @@ def minimax_kernel(q: ArrayLike, *, epsilon: float) -> FloatArray:
     """The minimax-optimal ε-LDP kernel with public prior ``q`` (Algorithm 1, closed form).
 
     ``K[i, j] = q_j c_{min(i, j)}`` for ``i != j`` and ``K[i, i] = e^ε q_i c_i`` with ``q`` sorted
-    ascending and ``c`` as in the module docstring; the result is returned in the caller's order
-    (stable sort, build, un-permute). ``K`` is ε-LDP, preserves the prior (``qK = q``), and
+    ascending and ``c`` as in the module docstring. The result is in the caller's order: ``q``
+    is sorted once (stable) to get ``c``, and since ``c`` is non-increasing,
+    ``c_{min(i, j)} = max(c_i, c_j)`` lets ``K`` be filled directly in the caller's order, with
+    no permutation of the matrix. ``K`` is ε-LDP, preserves the prior (``qK = q``), and
     attains the minimax risk of Theorem 1 for every f-divergence simultaneously. Uniform ``q``
     gives randomized response (Corollary 2); ``n = 2`` gives Proposition 1.
 
