@@ -1,0 +1,325 @@
+"""The pipeline on a real SLURM cluster through Snakemake's SLURM executor plugin (issue 5).
+
+The module starts a single-node cluster (slurmctld, slurmd, and slurmdbd so that ``sacct``
+works) with ``../shared/tools/local-slurm.sh`` and stops it at the end, unless a cluster was
+already up. Then it runs CONFIG through the user profile ``profiles/slurm`` plus the CI overlay
+``profiles/slurm-test`` in temporary copies of the workflow and checks that
+
+(a) every non-local job ran as a SLURM job: one ``sacct`` row per submitted job, found by the
+    run's job name (the plugin passes its run UUID as ``--job-name``), state COMPLETED;
+(b) every file under results/ is identical to a local run of the same config;
+(c) a failing job fails the run, the output names its logs and the log holds the error, and
+    re-running the same command resumes: only the failed job is submitted again and no
+    finished output is rewritten.
+
+The profile tests at the top need no cluster and are not marked ``slurm``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+from _workflow import ROOT, copy_workflow, result_differences, result_files, snakemake, write_config
+
+LOCAL_SLURM = ROOT.parent / "shared" / "tools" / "local-slurm.sh"
+
+# The configuration run through SLURM and locally (changes to config/config.yaml). Stages added
+# here are covered by every check below: their SLURM jobs are looked up in sacct and every file
+# they write under results/ is compared with the local run.
+CONFIG = {
+    "experiments": {"synthetic": True, "theory": True},
+    "synthetic": {"n": [20], "epsilons": [2, 8], "runs": 2, "grid_size": 10},
+}
+# Test (c) makes the job of one wildcard combination fail by appending a raise to its script.
+FAILING = {
+    "rule": "synthetic_part",
+    "script": "scripts/synthetic_part.py",
+    "condition": 'snakemake.wildcards.eps == "8"',
+    "log": "logs/synthetic_part/n~20_eps~8.log",
+}
+# User profile + CI overlay (a later --profile replaces whole top-level keys); profiles/default/
+# is left out, as with the documented `--workflow-profile profiles/slurm`.
+SLURM_PROFILES = (
+    *("--workflow-profile", "none"),
+    *("--profile", "profiles/slurm"),
+    *("--profile", "profiles/slurm-test"),
+)
+RUN_TIMEOUT = 900  # seconds per snakemake run; a healthy run takes well under a minute
+READY_STATES = {"idle", "mix"}
+
+
+# --- profiles (no cluster needed) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("profile", ["slurm", "slurm-test"])
+def test_every_profile_entry_has_a_comment(profile):
+    lines = (ROOT / "profiles" / profile / "config.yaml").read_text().splitlines()
+    for number, line in enumerate(lines):
+        key = re.match(r"^(\s*)([\w-]+):", line)
+        if key:
+            above = lines[number - 1] if number else ""
+            assert above.startswith(key.group(1) + "#"), f"{profile}: no comment above {line!r}"
+
+
+def test_slurm_profile_is_the_plugin_with_default_resources():
+    from importlib.metadata import version
+
+    assert version("snakemake-executor-plugin-slurm") == "2.8.0"
+    user = yaml.safe_load((ROOT / "profiles/slurm/config.yaml").read_text())
+    test = yaml.safe_load((ROOT / "profiles/slurm-test/config.yaml").read_text())
+    assert user["executor"] == "slurm"
+    resources = user["default-resources"]
+    assert set(resources) == {"slurm_partition", "slurm_account", "mem_mb", "runtime"}
+    # The overlay restates the whole block (top-level keys are replaced, not merged): it
+    # changes partition and account only.
+    assert set(test["default-resources"]) == set(resources)
+    for key in ("mem_mb", "runtime"):
+        assert test["default-resources"][key] == resources[key], key
+    # Nothing machine-specific: the profiles work from any clone.
+    for profile in (user, test):
+        assert not any(str(value).startswith(("/", "~")) for value in profile.values())
+
+
+# --- the cluster -----------------------------------------------------------------------------
+
+
+def _node_states() -> set[str]:
+    """States that ``sinfo`` reports for the cluster's nodes (empty if it cannot be asked)."""
+    if shutil.which("sinfo") is None:
+        return set()
+    try:
+        proc = subprocess.run(
+            ["sinfo", "--noheader", "--format=%t"], capture_output=True, text=True, timeout=30
+        )
+    except subprocess.TimeoutExpired:
+        return set()
+    return set(proc.stdout.split()) if proc.returncode == 0 else set()
+
+
+def _sacct_problem() -> str | None:
+    """Why ``sacct`` cannot be used (None if it works: accounting through slurmdbd is on)."""
+    proc = subprocess.run(
+        ["sacct", "--noheader", "--allocations", "--starttime=now"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return None if proc.returncode == 0 else (proc.stderr or proc.stdout).strip()
+
+
+def _local_slurm(command: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["bash", str(LOCAL_SLURM), command], capture_output=True, text=True, timeout=900
+    )
+
+
+@pytest.fixture(scope="module")
+def slurm_cluster():
+    """A running SLURM cluster with accounting: the one already up, or one started here."""
+    if {"idle", "mix", "alloc"} & _node_states():
+        problem = _sacct_problem()
+        if problem:
+            pytest.skip(f"the running SLURM cluster has no accounting, sacct says: {problem}")
+        yield "already running"
+        return
+    if not LOCAL_SLURM.is_file():
+        pytest.skip(f"no SLURM cluster is up and {LOCAL_SLURM} (which starts one) is absent")
+    if os.geteuid() != 0:
+        pytest.skip(f"no SLURM cluster is up and {LOCAL_SLURM} must run as root to start one")
+    start = _local_slurm("start")
+    try:
+        if start.returncode != 0:
+            pytest.skip(
+                f"{LOCAL_SLURM} start failed (exit {start.returncode}):\n{start.stderr[-3000:]}"
+            )
+        states = _node_states()
+        if not READY_STATES & states:
+            pytest.skip(f"SLURM started, but sinfo reports {sorted(states)}, not idle/mix")
+        problem = _sacct_problem()
+        if problem:
+            pytest.fail(f"SLURM started with accounting, but sacct fails: {problem}")
+        yield "started"
+    finally:
+        _local_slurm("stop")
+
+
+# --- runs ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    workdir: Path
+    returncode: int
+    output: str  # snakemake's stdout + stderr
+    run_id: str  # the plugin's run UUID, used as every job's SLURM job name
+    started: float  # time.time() when the run began
+
+
+def _prepare(workdir: Path) -> str:
+    """A fresh copy of the workflow with CONFIG; returns the config file to pass."""
+    copy_workflow(workdir)
+    return write_config(workdir, "slurm_test", CONFIG)
+
+
+def _run_on_slurm(workdir: Path, configfile: str, *, check: bool = True) -> Run:
+    started = time.time()
+    proc = snakemake(
+        workdir, *SLURM_PROFILES, "--configfile", configfile, check=check, timeout=RUN_TIMEOUT
+    )
+    output = proc.stdout + proc.stderr
+    match = re.search(r"SLURM run ID: (\S+)", output)
+    assert match, f"no SLURM run ID in the output:\n{output}"
+    return Run(workdir, proc.returncode, output, match.group(1), started)
+
+
+def _job_headers(output: str) -> Counter:
+    """(rule, "local"/"cluster") for every job Snakemake started, from its job headers."""
+    return Counter(
+        (rule, "local" if local else "cluster")
+        for local, rule in re.findall(r"^(local)?rule (\w+):$", output, flags=re.MULTILINE)
+    )
+
+
+def _submitted(output: str) -> dict[str, str]:
+    """SLURM job id -> rule (or group) of every sbatch submission the plugin reported."""
+    pattern = r"submitted with SLURM jobid (\S+) \(log: \S*/slurm_logs/(?:rule|group)_([^/]+)/"
+    return dict(re.findall(pattern, output))
+
+
+def _sacct(run: Run) -> dict[str, dict[str, str]]:
+    """sacct rows (allocations only, not steps) of the jobs named after the run, by job id.
+
+    Job ids restart at 1 after a clean cluster start while slurmdbd keeps the old rows, so
+    the job name is what identifies a run's jobs.
+    """
+    fields = ["JobID", "JobName", "State", "WorkDir"]
+    since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(run.started - 120))
+    proc = subprocess.run(
+        [
+            "sacct",
+            "--noheader",
+            "--parsable2",
+            "--allocations",
+            f"--name={run.run_id}",
+            f"--starttime={since}",
+            f"--format={','.join(fields)}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    rows = [dict(zip(fields, line.split("|"), strict=True)) for line in proc.stdout.splitlines()]
+    return {row["JobID"]: row for row in rows}
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory):
+    """CONFIG run locally (profiles/default/), the reference for the SLURM runs."""
+    workdir = tmp_path_factory.mktemp("local_run")
+    configfile = _prepare(workdir)
+    snakemake(workdir, "--cores", "2", "--configfile", configfile, timeout=RUN_TIMEOUT)
+    return workdir
+
+
+@pytest.fixture(scope="module")
+def slurm_run(slurm_cluster, tmp_path_factory):
+    """CONFIG run through SLURM, with the jobs a dry run planned for it."""
+    workdir = tmp_path_factory.mktemp("slurm_run")
+    configfile = _prepare(workdir)
+    dry = snakemake(workdir, "--dry-run", *SLURM_PROFILES, "--configfile", configfile)
+    planned = Counter(rule for rule, _ in _job_headers(dry.stdout + dry.stderr).elements())
+    return _run_on_slurm(workdir, configfile), planned
+
+
+# --- (a) real SLURM jobs -------------------------------------------------------------------
+
+
+@pytest.mark.slurm
+def test_every_cluster_job_ran_as_a_slurm_job(slurm_run):
+    run, planned = slurm_run
+    headers = _job_headers(run.output)
+    # Every planned job ran, each either on the submitting host or on the cluster ...
+    assert Counter(rule for rule, _ in headers.elements()) == planned, run.output
+    cluster_jobs = Counter({rule: n for (rule, where), n in headers.items() if where == "cluster"})
+    syn = CONFIG["synthetic"]
+    assert cluster_jobs["synthetic_part"] == len(syn["n"]) * len(syn["epsilons"]), run.output
+    # ... each cluster job through one sbatch call ...
+    submitted = _submitted(run.output)
+    assert Counter(submitted.values()) == cluster_jobs, run.output
+    # ... and SLURM's accounting holds exactly those jobs under the run's name, all completed.
+    rows = _sacct(run)
+    assert sorted(rows) == sorted(submitted), (rows, run.output)
+    for row in rows.values():
+        assert row["JobName"] == run.run_id, row
+        assert row["State"] == "COMPLETED", row
+        assert Path(row["WorkDir"]).resolve() == run.workdir.resolve(), row
+
+
+# --- (b) same results as a local run --------------------------------------------------------
+
+
+@pytest.mark.slurm
+def test_slurm_results_equal_a_local_run(slurm_run, local_run):
+    run, _ = slurm_run
+    assert result_files(run.workdir), "the SLURM run wrote no results"
+    assert result_differences(local_run, run.workdir) == []
+
+
+# --- (c) a failing job, then resuming -------------------------------------------------------
+
+
+def _error_logs(output: str, rule: str) -> tuple[list[str], str]:
+    """Log paths and SLURM job id that Snakemake's "Error in rule" block names for ``rule``."""
+    block = re.search(rf"^Error in rule {rule}:\n((?:    .*\n?)+)", output, flags=re.MULTILINE)
+    assert block, f"no error block for rule {rule}:\n{output}"
+    logs = re.search(r"^    log: (.+?) \(check log file", block.group(1), flags=re.MULTILINE)
+    jobid = re.search(r"^    external_jobid: (\S+)", block.group(1), flags=re.MULTILINE)
+    assert logs and jobid, block.group(0)
+    return logs.group(1).split(", "), jobid.group(1)
+
+
+@pytest.mark.slurm
+def test_a_failed_job_names_its_log_and_a_rerun_resumes(slurm_cluster, local_run, tmp_path):
+    workdir = tmp_path / "failing"
+    configfile = _prepare(workdir)
+    script = workdir / FAILING["script"]
+    original, mtime = script.read_text(), script.stat().st_mtime_ns
+    script.write_text(
+        f'{original}\n\nif {FAILING["condition"]}:\n    raise RuntimeError("injected failure")\n'
+    )
+
+    failed = _run_on_slurm(workdir, configfile, check=False)
+    assert failed.returncode != 0, failed.output
+    logs, failed_id = _error_logs(failed.output, FAILING["rule"])
+    # The output names the rule's log, which holds the error, and the kept SLURM log.
+    assert FAILING["log"] in logs, logs
+    assert "RuntimeError: injected failure" in (workdir / FAILING["log"]).read_text()
+    slurm_logs = [Path(p) for p in logs if "/.snakemake/slurm_logs/" in p]
+    assert len(slurm_logs) == 1 and slurm_logs[0].is_file(), logs
+    assert FAILING["log"] in slurm_logs[0].read_text()
+    states = {jobid: row["State"] for jobid, row in _sacct(failed).items()}
+    assert states.pop(failed_id) == "FAILED"
+    assert states and set(states.values()) == {"COMPLETED"}, states  # the other jobs finished
+    finished = {name: path.stat().st_mtime_ns for name, path in result_files(workdir).items()}
+
+    # Undo the injection as if the failure had been transient (a node crash, a time limit):
+    # same text and same mtime, since a script's mtime is Snakemake's code trigger for it.
+    script.write_text(original)
+    os.utime(script, ns=(mtime, mtime))
+    resumed = _run_on_slurm(workdir, configfile)
+    submitted = _submitted(resumed.output)
+    assert list(submitted.values()) == [FAILING["rule"]], resumed.output
+    assert [row["State"] for row in _sacct(resumed).values()] == ["COMPLETED"]
+    rewritten = [name for name, ns in finished.items() if (workdir / name).stat().st_mtime_ns != ns]
+    assert rewritten == [], resumed.output
+    assert result_differences(local_run, workdir) == []
