@@ -92,34 +92,44 @@ def uniform_base_measure(m: int, scale: float = 1.0) -> FloatArray:
     return np.full(int(m), float(scale) / int(m))
 
 
-def _knapsack(C: FloatArray, mu: FloatArray, epsilon: float, order=None):
-    """Fractional knapsack for every Dirac input; returns ``(extra, cost, tau, order)``.
+class _Knapsack:
+    """Fractional knapsack for every Dirac input, with each row's cost order sorted once.
 
-    ``extra[i]`` (shape ``(n, m)``) is the mass added on top of ``μ`` for ``δ_i``; ``tau[i]`` the
-    threshold cost (a valid dual value even when the remaining mass is 0 or fills everything).
+    ``extra(μ)[i]`` is the mass added on top of ``μ`` for ``δ_i``, ``costs(μ)[i]`` its cost and
+    ``threshold(μ, i)`` the knapsack's threshold cost ``τ_i`` (a valid dual value even when the
+    remaining mass is 0 or fills every capacity).
     """
-    n, m = C.shape
-    if order is None:
-        order = np.argsort(C, axis=1, kind="stable")
-    growth = math.expm1(min(epsilon, 700.0))
-    cap = np.minimum(growth * mu, 1.0)  # the knapsack never needs more than 1 on one item
-    remaining = max(1.0 - float(mu.sum()), 0.0)
-    cap_s = cap[order]  # (n, m) capacities in each row's cost order
-    C_s = np.take_along_axis(C, order, axis=1)
-    before = np.cumsum(cap_s, axis=1) - cap_s
-    fill_s = np.clip(remaining - before, 0.0, cap_s)
-    base = C @ mu
-    cost = base + (fill_s * C_s).sum(axis=1)
-    # Threshold: cost of the first item in order whose cumulative capacity reaches the
-    # remaining mass (ties and zero remaining mass are valid dual choices too).
-    has_cap = cap_s > 0
-    reach = (before + cap_s >= remaining) & has_cap
-    last_cap = m - 1 - np.argmax(has_cap[:, ::-1], axis=1)
-    k = np.where(reach.any(axis=1), np.argmax(reach, axis=1), last_cap)
-    tau = C_s[np.arange(n), k]
-    extra = np.zeros((n, m))
-    np.put_along_axis(extra, order, fill_s, axis=1)
-    return extra, cost, tau, order
+
+    def __init__(self, C: FloatArray, epsilon: float) -> None:
+        self.C = C
+        self.order = np.argsort(C, axis=1, kind="stable")
+        self.C_sorted = np.take_along_axis(C, self.order, axis=1)
+        self.growth = math.expm1(min(epsilon, 700.0))
+
+    def _fill(self, mu: FloatArray, rows=slice(None)) -> FloatArray:
+        cap = np.minimum(self.growth * mu, 1.0)  # never more than 1 on one item
+        remaining = max(1.0 - float(mu.sum()), 0.0)
+        cap_s = cap[self.order[rows]]
+        before = np.cumsum(cap_s, axis=-1) - cap_s
+        return np.clip(remaining - before, 0.0, cap_s)
+
+    def costs(self, mu: FloatArray) -> FloatArray:
+        return self.C @ mu + (self._fill(mu) * self.C_sorted).sum(axis=1)
+
+    def extra(self, mu: FloatArray) -> FloatArray:
+        out = np.zeros(self.C.shape)
+        np.put_along_axis(out, self.order, self._fill(mu), axis=1)
+        return out
+
+    def threshold(self, mu: FloatArray, i: int) -> float:
+        cap_s = np.minimum(self.growth * mu, 1.0)[self.order[i]]
+        remaining = max(1.0 - float(mu.sum()), 0.0)
+        has_cap = cap_s > 0
+        reach = (np.cumsum(cap_s) >= remaining) & has_cap
+        # If every capacity is used: the most expensive item with capacity.
+        last = cap_s.size - 1 - int(np.argmax(has_cap[::-1]))
+        k = int(np.argmax(reach)) if reach.any() else last
+        return float(self.C_sorted[i, k])
 
 
 def dirac_projection(
@@ -145,8 +155,8 @@ def dirac_projection(
     eps = check_epsilon(epsilon)
     C_arr = check_cost(C)
     mu_arr = check_base_measure(mu, epsilon=eps, m=C_arr.shape[1])
-    extra, cost, _, _ = _knapsack(C_arr, mu_arr, eps)
-    return mu_arr[None, :] + extra, cost
+    knapsack = _Knapsack(C_arr, eps)
+    return mu_arr[None, :] + knapsack.extra(mu_arr), knapsack.costs(mu_arr)
 
 
 def worst_case_cost(mu: ArrayLike, C: ArrayLike, *, epsilon: float) -> float:
@@ -163,9 +173,9 @@ def _project_mass(mu: FloatArray, low: float) -> FloatArray:
     return mu * (min(max(total, low), 1.0) / total)
 
 
-def _uniform_value(C: FloatArray, eps: float, scale: float, order) -> float:
-    m = C.shape[1]
-    return float(_knapsack(C, np.full(m, scale / m), eps, order)[1].max())
+def _uniform_value(knapsack: _Knapsack, scale: float) -> float:
+    m = knapsack.C.shape[1]
+    return float(knapsack.costs(np.full(m, scale / m)).max())
 
 
 def optimal_uniform_base_measure(C: ArrayLike, *, epsilon: float) -> BaseMeasureResult:
@@ -176,23 +186,23 @@ def optimal_uniform_base_measure(C: ArrayLike, *, epsilon: float) -> BaseMeasure
     """
     eps = check_epsilon(epsilon)
     C_arr = check_cost(C)
-    order = np.argsort(C_arr, axis=1, kind="stable")
+    knapsack = _Knapsack(C_arr, eps)
     lo, hi = math.exp(-eps), 1.0
     ratio = (math.sqrt(5.0) - 1.0) / 2.0
     a, b = lo, hi
     c1, c2 = b - ratio * (b - a), a + ratio * (b - a)
-    f1, f2 = _uniform_value(C_arr, eps, c1, order), _uniform_value(C_arr, eps, c2, order)
+    f1, f2 = _uniform_value(knapsack, c1), _uniform_value(knapsack, c2)
     while b - a > 1e-12 * b:
         if f1 <= f2:
             b, c2, f2 = c2, c1, f1
             c1 = b - ratio * (b - a)
-            f1 = _uniform_value(C_arr, eps, c1, order)
+            f1 = _uniform_value(knapsack, c1)
         else:
             a, c1, f1 = c1, c2, f2
             c2 = a + ratio * (b - a)
-            f2 = _uniform_value(C_arr, eps, c2, order)
+            f2 = _uniform_value(knapsack, c2)
     candidates = [(f1, c1), (f2, c2)]
-    candidates += [(_uniform_value(C_arr, eps, c, order), c) for c in (lo, hi)]
+    candidates += [(_uniform_value(knapsack, c), c) for c in (lo, hi)]
     value, scale = min(candidates)
     m = C_arr.shape[1]
     return BaseMeasureResult(mu=np.full(m, scale / m), value=value, method="uniform")
@@ -280,7 +290,7 @@ def optimal_base_measure(
     _n, m = C_arr.shape
     if method == "lp":
         mu, value = _lp_base_measure(C_arr, eps)
-        value = float(_knapsack(C_arr, mu, eps)[1].max())
+        value = float(_Knapsack(C_arr, eps).costs(mu).max())
         return BaseMeasureResult(mu=mu, value=value, method="lp")
     if method != "mirror":
         raise ValueError(f"method must be 'mirror' or 'lp', got {method!r}")
@@ -288,7 +298,7 @@ def optimal_base_measure(
         raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
     if isinstance(step, bool) or not (isinstance(step, int | float) and step > 0):
         raise ValueError(f"step must be a real number > 0, got {step!r}")
-    order = np.argsort(C_arr, axis=1, kind="stable")
+    knapsack = _Knapsack(C_arr, eps)
     low = math.exp(-eps)
     if mu0 is None:
         mu = optimal_uniform_base_measure(C_arr, epsilon=eps).mu
@@ -303,13 +313,14 @@ def optimal_base_measure(
     best_mu, best_val = mu.copy(), math.inf
     history = np.empty(int(max_iter))
     for t in range(1, int(max_iter) + 1):
-        _, cost, tau, _ = _knapsack(C_arr, mu, eps, order)
+        cost = knapsack.costs(mu)
         i = int(np.argmax(cost))
         if cost[i] < best_val:
             best_val, best_mu = float(cost[i]), mu.copy()
         history[t - 1] = best_val
         c_i = C_arr[i]
-        g = c_i - tau[i] - growth * np.maximum(tau[i] - c_i, 0.0)
+        tau = knapsack.threshold(mu, i)
+        g = c_i - tau - growth * np.maximum(tau - c_i, 0.0)
         scale = float(np.abs(g).max())
         if scale == 0.0:
             break
