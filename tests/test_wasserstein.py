@@ -437,6 +437,8 @@ def test_bad_inputs_are_rejected(kwargs, error, match):
 
 
 def test_bad_inputs_elsewhere():
+    with pytest.raises(ValueError, match="eta"):
+        sinkhorn_iterates(P_OK, C_OK, MU_OK, epsilon=1.0, eta=-2.0)  # eager, not on next()
     with pytest.raises(ValueError, match="scale"):
         uniform_base_measure(3, 1.5)
     with pytest.raises(ValueError, match="m must be"):

@@ -195,8 +195,14 @@ def sinkhorn_iterates(
     C_c = C_arr[:, cols]
     dom = choose_domain(C_c, eta_v, domain)
     state = Sinkhorn(P2, C_c, lower[cols], upper[cols], eta_v, dom, variant)
-    everyone = np.arange(P2.shape[0])
-    Q = np.zeros((P2.shape[0], C_arr.shape[1]))
+    return _iterate(state, cols, C_arr.shape[1], iters)  # validated eagerly, iterated lazily
+
+
+def _iterate(
+    state: Sinkhorn, cols: NDArray[np.int64], m: int, iters: int
+) -> Iterator[tuple[int, FloatArray, FloatArray]]:
+    everyone = np.arange(state.P.shape[0])
+    Q = np.zeros((state.P.shape[0], m))
     for t in range(1, iters + 1):
         state.step(everyone)
         err = state.row_error(everyone)
@@ -253,6 +259,12 @@ def wasserstein_projection(
         ``"sinkhorn"`` only: ``"linear"`` (scalings and matrix products; fast),
         ``"log"`` (log-sum-exp; robust for small η) or ``"auto"`` (linear while
         ``(max C - min C) / η <= 400`` on every row).
+    variant
+        ``"sinkhorn"`` only: ``"dykstra"`` (default) projects the column sums of ``diag(u) K``,
+        the Dykstra-corrected step that converges to the entropic optimum
+        ``argmin <C, π> - η H(π)`` (the scaling algorithm of Chizat et al. 2018);
+        ``"vanilla"`` projects the current plan's column sums, which converges to a different,
+        worse point of ``M_ε(μ)`` (``docs/wasserstein.md``). Both are ε-LDP at every iteration.
 
     Returns
     -------
