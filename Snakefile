@@ -17,6 +17,10 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/synthetic.smk"
 include: "workflow/rules/theory.smk"
+include: "workflow/rules/download.smk"
+include: "workflow/rules/movielens.smk"
+include: "workflow/rules/avazu.smk"
+include: "workflow/rules/wpm.smk"
 
 
 rule all:

@@ -40,13 +40,18 @@ def is_enabled(experiment):
     """Whether an experiment runs: true/false from config, "auto" if its raw data is present."""
     toggle = config["experiments"].get(experiment, False)
     if toggle == "auto":
-        return all(Path(path).exists() for path in get_raw_files(experiment))
+        files = get_raw_files(experiment)
+        return bool(files) and all(Path(path).exists() for path in files)
     return bool(toggle)
 
 
 def get_raw_files(experiment):
     """Raw files an experiment needs inside data_dir (used by the "auto" toggle)."""
-    return []
+    return RAW_FILES.get(experiment, [])
+
+
+# Raw files (relative to data_dir) each real-data experiment needs, for the "auto" toggle.
+RAW_FILES = {}
 
 
 def check_config_consistency():
@@ -101,4 +106,31 @@ def get_final_outputs():
             "results/theory/risk.png",
             "results/theory/example_1.csv",
         ]
+    outputs += get_movielens_outputs()
+    outputs += get_avazu_outputs()
+    outputs += get_wpm_outputs()
     return outputs
+
+
+# ---- download / data_dir helpers (issue 4) -------------------------------------------------
+
+
+# ---- MovieLens helpers (issue 4) -----------------------------------------------------------
+
+
+def get_movielens_outputs():
+    return []
+
+
+# ---- Avazu helpers (issue 4) ---------------------------------------------------------------
+
+
+def get_avazu_outputs():
+    return []
+
+
+# ---- WPM helpers (issue 6) -----------------------------------------------------------------
+
+
+def get_wpm_outputs():
+    return []

@@ -1,0 +1,1 @@
+# Wasserstein projection mechanism experiments: ring, MovieLens-100K, Gowalla (issue 6).
