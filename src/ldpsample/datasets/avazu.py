@@ -171,8 +171,8 @@ def convert_avazu_to_parquet(
     dst: PathLike,
     *,
     on_bad_rows: Literal["error", "skip"] = "error",
-    block_size: int = 1 << 26,
-    row_group_rows: int = 2_000_000,
+    block_size: int = 1 << 24,
+    row_group_rows: int = 1_000_000,
     compression: str = "zstd",
 ) -> ConversionStats:
     """Stream an Avazu CSV (gzipped or not) into parquet once, with validation.
