@@ -274,6 +274,7 @@ def convert_avazu_to_parquet(
     rows = 0
     pending: list[pa.RecordBatch] = []
     pending_rows = 0
+    stream = None
     with atomic_path(dst) as tmp:
         writer = pq.ParquetWriter(str(tmp), schema, compression=compression)
         try:
@@ -319,6 +320,8 @@ def convert_avazu_to_parquet(
                 writer.write_table(schema.empty_table())
         finally:
             writer.close()
+            if stream is not None:
+                stream.close()
     partial = rows < OFFICIAL_ROW_COUNTS[("avazu", "train")]
     if skipped_lines:
         log.warning("%s: skipped %d malformed rows in total", src, len(skipped_lines))
