@@ -1,5 +1,6 @@
 # Helpers shared by every stage (config access, path formatting, final targets).
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -113,6 +114,45 @@ def get_final_outputs():
 
 
 # ---- download / data_dir helpers (issue 4) -------------------------------------------------
+# A dataset's files are read from data_dir when it holds them (read only), else from
+# resources/ (where the download rules put them). Paths reach scripts through params, so
+# pointing data_dir elsewhere re-runs what reads the data.
+
+sys.path.insert(0, str(SOURCE))
+from ldpsample.datasets.download import DATASETS, locate_dataset_files  # noqa: E402
+
+DOWNLOAD_DIR = "resources"
+
+
+def _located(dataset):
+    for root in dict.fromkeys([config["data_dir"], DOWNLOAD_DIR]):
+        try:
+            return {
+                role: str(path)
+                for role, path in locate_dataset_files(root, dataset).items()
+            }
+        except FileNotFoundError:
+            continue
+    return None
+
+
+def get_dataset_paths(dataset):
+    """Role -> path of a dataset's raw files (pre-placed copy, or where the download puts them)."""
+    located = _located(dataset)
+    if located is not None:
+        return located
+    folder, roles = DATASETS[dataset]
+    return {
+        role: f"{DOWNLOAD_DIR}/{folder}/{names[0]}" for role, names in roles.items()
+    }
+
+
+def get_dataset_inputs(dataset):
+    """Inputs standing for a dataset: its files if present, else the download rule's marker."""
+    located = _located(dataset)
+    if located is not None:
+        return sorted(located.values())
+    return [f"{DOWNLOAD_DIR}/{DATASETS[dataset][0]}/download.done"]
 
 
 # ---- MovieLens helpers (issue 4) -----------------------------------------------------------

@@ -1,0 +1,17 @@
+"""Download one dataset into resources/ (verified, atomic) and write its marker file."""
+
+from typing import TYPE_CHECKING
+
+from ldpsample.datasets.download import download_dataset
+from ldpsample.io import write_text
+from ldpsample.scripting import start
+
+if TYPE_CHECKING:
+    from snakemake.script import snakemake
+
+log = start(snakemake)
+files = download_dataset(snakemake.params.dataset, snakemake.params.dest_dir)
+write_text(
+    "".join(f"{role}\t{path}\n" for role, path in sorted(files.items())), snakemake.output.done
+)
+log.info("%s ready: %s", snakemake.params.dataset, files)
