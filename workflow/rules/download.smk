@@ -18,6 +18,6 @@ rule download_dataset:
         CONDA_ENV
     params:
         dataset="{dataset}",
-        dest_dir=DOWNLOAD_DIR,
+        dest_dir=lambda wildcards, output: str(Path(output.done).parent.parent),
     script:
         "../../scripts/download_dataset.py"
