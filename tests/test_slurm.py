@@ -165,9 +165,15 @@ class Run:
 
 
 def _prepare(workdir: Path) -> str:
-    """A fresh copy of the workflow with CONFIG; returns the config file to pass."""
+    """A fresh copy of the workflow with CONFIG; returns the config file to pass.
+
+    Experiments that CONFIG does not name are switched off, so that a stage enabled in the
+    default config later does not silently make this test bigger (or need downloads).
+    """
     copy_workflow(workdir)
-    return write_config(workdir, "slurm_test", CONFIG)
+    default = yaml.safe_load((workdir / "config" / "config.yaml").read_text())
+    experiments = {name: False for name in default["experiments"]} | CONFIG["experiments"]
+    return write_config(workdir, "slurm_test", {**CONFIG, "experiments": experiments})
 
 
 def _run_on_slurm(workdir: Path, configfile: str, *, check: bool = True) -> Run:
