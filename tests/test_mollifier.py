@@ -193,7 +193,7 @@ def test_chunks_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> Non
     q = rng.dirichlet(np.ones(7))
     P = rng.dirichlet(np.full(7, 0.5), size=50)
     whole = [f(P, q, epsilon=0.7) for f in FAST]
-    monkeypatch.setattr(mollifier_module, "_CHUNK", 3)
+    monkeypatch.setattr(mollifier_module, "_CHUNK_ELEMENTS", 20)  # 2 rows of 7 per chunk
     for f, expected in zip(FAST, whole, strict=True):
         np.testing.assert_array_equal(f(P, q, epsilon=0.7), expected)
 

@@ -63,9 +63,15 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 
-#: Rows processed at once by the closed-form projections (bounds memory at ~10 arrays of
-#: ``_CHUNK x 2n`` floats while staying fully vectorised).
-_CHUNK = 4096
+#: Entries (users x items) processed at once by the closed-form projections: keeps the working
+#: arrays (about ten of ``rows x 2n`` floats) near the CPU cache, which measured twice as fast
+#: as 4096-row chunks at n = 100 and n = 1000, while staying vectorised over users.
+_CHUNK_ELEMENTS = 32768
+
+
+def _chunk_rows(n: int) -> int:
+    return max(1, _CHUNK_ELEMENTS // max(n, 1))
+
 
 #: Solvers tried in order by :func:`mollifier_projection` when ``solver=None``.
 _PREFERRED_CONIC = ("CLARABEL", "SCS")
@@ -177,7 +183,14 @@ def _h_exact(
 
 
 def _kl_chunk(P: FloatArray, lower: FloatArray, upper: FloatArray, q_pos: NDArray[np.bool_]):
-    """KL projection of the rows of ``P`` (already validated, renormalised) onto ``M``."""
+    """``clip(λ p, lower, upper)`` normalised per row: the KL projection onto the box ∩ simplex.
+
+    Unvalidated core shared with :func:`ldpsample.wasserstein.clip_normalize`. Contract: ``P``
+    of shape ``(rows, n)`` with non-negative rows (they need not sum to 1); bounds of shape
+    ``(n,)`` with ``0 <= lower <= upper`` and ``sum(lower) <= 1 <= sum(upper)``; ``q_pos`` marks
+    the coordinates that may be positive (``upper > 0``). Degenerate rows get their ``p > 0``
+    coordinates at ``upper`` and the rest of the mass in proportion to ``lower``.
+    """
     m = P.shape[0]
     active = (P > 0) & q_pos  # coordinates whose value depends on λ
     Q = np.empty_like(P)
@@ -189,18 +202,19 @@ def _kl_chunk(P: FloatArray, lower: FloatArray, upper: FloatArray, q_pos: NDArra
     # L_i = a_i / p_i and reaches its upper bound at U_i = b_i / p_i. Between consecutive sorted
     # breakpoints h is affine, h = A + B λ; the events update (A, B) by (-a_i, +p_i) at L_i and
     # (+b_i, -p_i) at U_i, so cumulative sums give (A, B) on every segment.
+    n = P.shape[1]
     safe_p = np.where(active, P, 1.0)
     with np.errstate(over="ignore", divide="ignore"):
-        lo_key = np.where(active, lower / safe_p, np.inf)
-        hi_key = np.where(active, upper / safe_p, np.inf)
-    keys = np.concatenate([lo_key, hi_key], axis=1)
+        keys = np.concatenate([lower / safe_p, upper / safe_p], axis=1)
+    keys[:, :n][~active] = np.inf  # constant coordinates: no breakpoint (sorted last, unused)
+    keys[:, n:][~active] = np.inf
     order = np.argsort(keys, axis=1)
     keys = np.take_along_axis(keys, order, axis=1)
-    zero = np.zeros_like(P)
-    d_slope = np.concatenate([np.where(active, P, zero), np.where(active, -P, zero)], axis=1)
-    d_icpt = np.concatenate([np.where(active, -lower, zero), np.where(active, upper, zero)], axis=1)
-    slope = np.cumsum(np.take_along_axis(d_slope, order, axis=1), axis=1)
-    icpt = lower.sum() + np.cumsum(np.take_along_axis(d_icpt, order, axis=1), axis=1)
+    is_hi = order >= n
+    coord = order - n * is_hi
+    p_sorted = np.take_along_axis(P, coord, axis=1)
+    slope = np.cumsum(np.where(is_hi, -p_sorted, p_sorted), axis=1)
+    icpt = lower.sum() + np.cumsum(np.where(is_hi, upper[coord], -lower[coord]), axis=1)
     finite = np.isfinite(keys)
     with np.errstate(invalid="ignore", over="ignore"):
         h_at = np.where(finite, icpt + slope * keys, np.inf)  # h at each breakpoint
@@ -209,8 +223,7 @@ def _kl_chunk(P: FloatArray, lower: FloatArray, upper: FloatArray, q_pos: NDArra
     last = np.maximum(n_finite - 1, 0)
 
     # Degenerate rows: h(λ) < 1 for every λ, i.e. sum_{p_i>0} b_i + sum_{p_i=0} a_i < 1.
-    h_last = _h_exact(np.where(n_finite > 0, keys[rows, last], 0.0), P, active, lower, upper)
-    degenerate = (n_finite == 0) | (h_last < 1.0)
+    degenerate = (n_finite == 0) | (np.where(active, upper, lower).sum(axis=1) < 1.0)
 
     # Segment containing the root: first breakpoint with h >= 1 (from the cumulative sums).
     k = np.minimum(np.argmax(h_at >= 1.0, axis=1), last)
@@ -263,7 +276,12 @@ def _kl_chunk(P: FloatArray, lower: FloatArray, upper: FloatArray, q_pos: NDArra
         t = np.divide(rest, s0, out=np.zeros_like(rest), where=s0 > 0)  # in units of a_i
         Qd = np.where(free, np.clip(t[:, None] * lower, lower, upper), Qd)
         Q[d] = Qd
-    return _fill_to_one(Q, lower, upper)
+    # Rounding leaves sums within ~n ulp of 1; rows further off (degenerate rows whose fill was
+    # clipped, cancellations) get the residual moved onto their slack.
+    off = np.flatnonzero(np.abs(Q.sum(axis=1) - 1.0) > 1e-14)
+    if off.size:
+        Q[off] = _fill_to_one(Q[off], lower, upper)
+    return Q
 
 
 def relative_mollifier_kl(P: ArrayLike, q: ArrayLike, *, epsilon: float) -> FloatArray:
@@ -316,8 +334,9 @@ def relative_mollifier_kl(P: ArrayLike, q: ArrayLike, *, epsilon: float) -> Floa
     lower, upper = _bounds(q_arr, eps)
     q_pos = q_arr > 0
     out = np.empty_like(P2)
-    for start in range(0, P2.shape[0], _CHUNK):
-        stop = start + _CHUNK
+    rows = _chunk_rows(P2.shape[1])
+    for start in range(0, P2.shape[0], rows):
+        stop = start + rows
         out[start:stop] = _kl_chunk(P2[start:stop], lower, upper, q_pos)
     return _finish(out, was_1d)
 
@@ -359,8 +378,9 @@ def relative_mollifier_tv(P: ArrayLike, q: ArrayLike, *, epsilon: float) -> Floa
     P2, q_arr, eps, was_1d = _prepare(P, q, epsilon)
     lower, upper = _bounds(q_arr, eps)
     out = np.empty_like(P2)
-    for start in range(0, P2.shape[0], _CHUNK):
-        stop = start + _CHUNK
+    rows = _chunk_rows(P2.shape[1])
+    for start in range(0, P2.shape[0], rows):
+        stop = start + rows
         out[start:stop] = _fill_to_one(np.clip(P2[start:stop], lower, upper), lower, upper)
     return _finish(out, was_1d)
 
