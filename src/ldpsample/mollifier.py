@@ -310,6 +310,9 @@ def relative_mollifier_kl(P: ArrayLike, q: ArrayLike, *, epsilon: float) -> Floa
     Coordinates with ``q_i = 0`` get ``Q_i = 0``; if ``p_i > 0`` there, ``KL = inf`` on all of
     ``M`` and the minimiser of the finite part is returned (module docstring).
 
+    The same point minimises every f-divergence ``D_f(p || Q)`` over ``M`` (χ², Hellinger, TV,
+    ...): it satisfies their KKT conditions too (``docs/mollifier.md``).
+
     Parameters
     ----------
     P
@@ -355,6 +358,8 @@ def relative_mollifier_tv(P: ArrayLike, q: ArrayLike, *, epsilon: float) -> Floa
     ``y = clip(p, a, b)``; if ``sum(y) < 1`` add the missing mass in proportion to the remaining
     capacity ``b - y``, otherwise remove the excess in proportion to ``y - a``. It attains the
     optimal value ``max(E, D)`` of :func:`mollifier_tv_value` (proof in ``docs/mollifier.md``).
+    :func:`relative_mollifier_kl` returns another TV-optimal point (optimal for every
+    f-divergence); reported TV values do not depend on which optimum is used.
 
     Parameters
     ----------
