@@ -96,13 +96,11 @@ def check_distributions(
     if not finite.all():
         idx = np.argwhere(~finite)[0]
         raise ValueError(
-            f"{name} must be finite, got {arr[tuple(idx)]!r} at index {tuple(idx.tolist())}"
+            f"{name} must be finite, got {arr[tuple(idx)].item()!r} at index {tuple(idx.tolist())}"
         )
     if (arr < 0).any():
-        idx = np.argwhere(arr < 0)[0]
-        raise ValueError(
-            f"{name} must be non-negative, got {arr[tuple(idx)]!r} at index {tuple(idx.tolist())}"
-        )
+        idx = tuple(np.argwhere(arr < 0)[0].tolist())
+        raise ValueError(f"{name} must be non-negative, got {arr[idx].item()!r} at index {idx}")
     sums = arr.sum(axis=-1)
     bad = np.abs(sums - 1.0) > SUM_TOLERANCE
     if np.any(bad):
