@@ -170,7 +170,188 @@ def get_avazu_outputs():
 
 
 # ---- WPM helpers (issue 6) -----------------------------------------------------------------
+# Config section `wpm:` (workflow/schemas/wpm.schema.yaml); rules in workflow/rules/wpm.smk.
+import re
+import zlib
+
+
+def get_wpm_seed(stage, *keys):
+    """Seed of one WPM job: the root seed, the stage and its wildcards (zlib.crc32 is stable
+    across runs and Python versions, unlike hash()); pass to numpy.random.default_rng.
+    """
+    return [config["seed"], *(zlib.crc32(str(key).encode()) for key in (stage, *keys))]
+
+
+def get_wpm_library_sources(*modules):
+    """Library modules of a WPM stage plus the whole ldpsample.wasserstein package."""
+    package = sorted(
+        path.relative_to(LIBRARY).as_posix()
+        for path in (LIBRARY / "wasserstein").glob("*.py")
+    )
+    return get_library_sources(*modules, *package, "_validation.py")
+
+
+def get_wpm_epsilons(experiment, key="epsilons"):
+    """Folder names (format_epsilon) of a WPM experiment's ε list, sorted by value."""
+    return [format_epsilon(e) for e in sorted(config["wpm"][experiment][key])]
+
+
+def get_wpm_movielens_params():
+    """Every wpm.movielens value the per-ε jobs use (the data files' paths included)."""
+    ml = config["wpm"]["movielens"]
+    return dict(
+        files=get_dataset_paths("ml-100k"),
+        seed=get_wpm_seed("wpm_movielens"),
+        methods=list(ml["methods"]),
+        **{
+            key: ml[key]
+            for key in (
+                "n_components",
+                "n_outputs",
+                "train_fraction",
+                "validation_fraction",
+                "like_threshold",
+                "n_scales",
+                "wpm_method",
+                "eta",
+                "max_validation_users",
+                "max_test_users",
+            )
+        },
+    )
+
+
+def get_wpm_movielens_parts(table):
+    return [
+        *expand(
+            "results/wpm_movielens/parts/eps~{eps}/{table}.parquet",
+            eps=get_wpm_epsilons("movielens"),
+            table=table,
+        ),
+        f"results/wpm_movielens/parts/nonprivate/{table}.parquet",
+    ]
+
+
+def get_wpm_gowalla_derived_file():
+    return os.path.join(config["data_dir"], config["wpm"]["gowalla"]["derived_file"])
+
+
+def get_wpm_gowalla_path():
+    """The check-in file read: the SNAP file (data_dir, else the download) or the derived one."""
+    if config["wpm"]["gowalla"]["source"] == "derived":
+        return get_wpm_gowalla_derived_file()
+    return get_dataset_paths("gowalla")["checkins"]
+
+
+def get_wpm_gowalla_inputs():
+    if config["wpm"]["gowalla"]["source"] == "derived":
+        return [get_wpm_gowalla_derived_file()]
+    return get_dataset_inputs("gowalla")
+
+
+def get_wpm_gowalla_bbox():
+    box = config["wpm"]["gowalla"]["bbox"]
+    return [box["lat_min"], box["lat_max"], box["lon_min"], box["lon_max"]]
+
+
+def get_wpm_gowalla_grid_params():
+    """wpm.gowalla values shared by the W1 and map jobs."""
+    gw = config["wpm"]["gowalla"]
+    return dict(
+        bbox=get_wpm_gowalla_bbox(),
+        grid_size=gw["grid_size"],
+        min_checkins=gw["min_checkins"],
+        methods=list(gw["methods"]),
+        target=gw["target"],
+    )
+
+
+def get_wpm_gowalla_parts():
+    return expand(
+        "results/wpm_gowalla/parts/eps~{eps}/w1.parquet",
+        eps=get_wpm_epsilons("gowalla"),
+    )
+
+
+def _wpm_data_dir_files(dataset):
+    """A dataset's files inside data_dir (not resources/): what "auto" waits for."""
+    try:
+        found = locate_dataset_files(config["data_dir"], dataset)
+    except FileNotFoundError:
+        folder, roles = DATASETS[dataset]
+        return [
+            os.path.join(config["data_dir"], folder, names[0])
+            for names in roles.values()
+        ]
+    return sorted(str(path) for path in found.values())
+
+
+RAW_FILES["wpm_movielens"] = _wpm_data_dir_files("ml-100k")
+RAW_FILES["wpm_gowalla"] = (
+    [get_wpm_gowalla_derived_file()]
+    if config["wpm"]["gowalla"]["source"] == "derived"
+    else _wpm_data_dir_files("gowalla")
+)
+
+
+def check_wpm_config():
+    """Cross-field checks of the wpm section; each error names the key."""
+    wpm = config["wpm"]
+    box = wpm["gowalla"]["bbox"]
+    for low, high in (("lat_min", "lat_max"), ("lon_min", "lon_max")):
+        if box[low] >= box[high]:
+            raise ValueError(
+                f"config key wpm.gowalla.bbox: {low} ({box[low]!r}) must be < {high} ({box[high]!r})"
+            )
+    for key in ("movielens.epsilons", "gowalla.epsilons", "gowalla.map_epsilons"):
+        experiment, name = key.split(".")
+        for eps in wpm[experiment][name]:
+            text = format_epsilon(eps)
+            if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", text) or float(text) != eps:
+                raise ValueError(
+                    f"config key wpm.{key}: {eps!r} has no plain decimal folder name "
+                    f"eps~<ε> (got {text!r}); use a value like 0.001 or 16"
+                )
+    if (
+        wpm["gowalla"]["source"] == "derived"
+        and config["experiments"].get("wpm_gowalla") is True
+        and not Path(get_wpm_gowalla_derived_file()).is_file()
+    ):
+        raise ValueError(
+            "config key wpm.gowalla.derived_file: "
+            f"{get_wpm_gowalla_derived_file()!r} not found (it is never downloaded; "
+            "set wpm.gowalla.source: snap or point data_dir at a copy)"
+        )
+
+
+check_wpm_config()
 
 
 def get_wpm_outputs():
-    return []
+    """Final targets of the enabled WPM experiments (tables, figures)."""
+    outputs = []
+    if is_enabled("wpm_ring"):
+        outputs += [
+            "results/wpm_ring/example.parquet",
+            "results/wpm_ring/example.png",
+            "results/wpm_ring/convergence.parquet",
+            "results/wpm_ring/convergence.png",
+        ]
+    if is_enabled("wpm_movielens"):
+        outputs += [
+            "results/wpm_movielens/validation.parquet",
+            "results/wpm_movielens/test.parquet",
+            "results/wpm_movielens/test.csv",
+            "results/wpm_movielens/hit_rate.png",
+        ]
+    if is_enabled("wpm_gowalla"):
+        outputs += [
+            "results/wpm_gowalla/w1.parquet",
+            "results/wpm_gowalla/w1.csv",
+            "results/wpm_gowalla/w1.png",
+        ]
+        outputs += expand(
+            "results/wpm_gowalla/maps/eps~{eps}/maps.png",
+            eps=get_wpm_epsilons("gowalla", "map_epsilons"),
+        )
+    return outputs
