@@ -1,1 +1,348 @@
 # Wasserstein projection mechanism experiments: ring, MovieLens-100K, Gowalla (issue 6).
+# Config: the `wpm:` section (workflow/schemas/wpm.schema.yaml); helpers: common.smk, section
+# "WPM helpers". Per-ε jobs write results/<stage>/parts/eps~<ε>/; seeds come from get_wpm_seed.
+
+
+localrules:
+    wpm_ring_example,
+    wpm_ring_example_figure,
+    wpm_ring_convergence_figure,
+    wpm_movielens_combine,
+    wpm_movielens_figure,
+    wpm_gowalla_combine,
+    wpm_gowalla_figure,
+    wpm_gowalla_maps_figure,
+
+
+# ---- synthetic ring ------------------------------------------------------------------------
+
+
+rule wpm_ring_example:
+    input:
+        code=get_wpm_library_sources("experiments/wpm_ring.py"),
+    output:
+        table="results/wpm_ring/example.parquet",
+    log:
+        "logs/wpm_ring_example/example.log",
+    conda:
+        CONDA_ENV
+    params:
+        n=config["wpm"]["ring"]["n"],
+        r=config["wpm"]["ring"]["r"],
+        alpha=config["wpm"]["ring"]["alpha"],
+        epsilons=sorted(config["wpm"]["ring"]["epsilons"]),
+        seed=get_wpm_seed("wpm_ring_example"),
+    script:
+        "../../scripts/wpm_ring_example.py"
+
+
+rule wpm_ring_example_figure:
+    input:
+        table="results/wpm_ring/example.parquet",
+        code=get_library_sources("experiments/wpm_figures.py"),
+    output:
+        figure=report(
+            "results/wpm_ring/example.png",
+            caption="../report/wpm_ring_example.rst",
+            category="WPM",
+            subcategory="ring",
+            labels={"figure": "input, WPM and KPM outputs"},
+        ),
+    log:
+        "logs/wpm_ring_example_figure/figure.log",
+    conda:
+        CONDA_ENV
+    params:
+        plot="plot_ring_example",
+    script:
+        "../../scripts/wpm_figure.py"
+
+
+rule wpm_ring_convergence:
+    input:
+        code=get_wpm_library_sources("experiments/wpm_ring.py"),
+    output:
+        table="results/wpm_ring/convergence.parquet",
+    log:
+        "logs/wpm_ring_convergence/convergence.log",
+    benchmark:
+        "logs/benchmarks/wpm_ring_convergence/convergence.tsv"
+    conda:
+        CONDA_ENV
+    resources:
+        mem_mb=1000,
+        runtime=20,
+    params:
+        n=config["wpm"]["ring"]["n"],
+        r=config["wpm"]["ring"]["r"],
+        alpha=config["wpm"]["ring"]["alpha"],
+        epsilon=config["wpm"]["ring"]["convergence"]["epsilon"],
+        etas=sorted(config["wpm"]["ring"]["convergence"]["etas"], reverse=True),
+        inputs=config["wpm"]["ring"]["convergence"]["inputs"],
+        max_iter=config["wpm"]["ring"]["convergence"]["max_iter"],
+        variant=config["wpm"]["ring"]["convergence"]["variant"],
+        seed=get_wpm_seed("wpm_ring_convergence"),
+    script:
+        "../../scripts/wpm_ring_convergence.py"
+
+
+rule wpm_ring_convergence_figure:
+    input:
+        table="results/wpm_ring/convergence.parquet",
+        code=get_library_sources("experiments/wpm_figures.py"),
+    output:
+        figure=report(
+            "results/wpm_ring/convergence.png",
+            caption="../report/wpm_ring_convergence.rst",
+            category="WPM",
+            subcategory="ring",
+            labels={"figure": "convergence of the entropic WPM"},
+        ),
+    log:
+        "logs/wpm_ring_convergence_figure/figure.log",
+    conda:
+        CONDA_ENV
+    params:
+        plot="plot_ring_convergence",
+    script:
+        "../../scripts/wpm_figure.py"
+
+
+# ---- MovieLens-100K next-movie recommendation ----------------------------------------------
+
+
+rule wpm_movielens_part:
+    input:
+        data=get_dataset_inputs("ml-100k"),
+        code=get_wpm_library_sources(
+            "experiments/wpm_movielens.py", "datasets/movielens.py"
+        ),
+    output:
+        validation="results/wpm_movielens/parts/eps~{eps}/validation.parquet",
+        test="results/wpm_movielens/parts/eps~{eps}/test.parquet",
+    log:
+        "logs/wpm_movielens_part/eps~{eps}.log",
+    benchmark:
+        "logs/benchmarks/wpm_movielens_part/eps~{eps}.tsv"
+    conda:
+        CONDA_ENV
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    params:
+        **get_wpm_movielens_params(),
+        epsilons=lambda wildcards: [float(wildcards.eps)],
+        include_nonprivate=False,
+    script:
+        "../../scripts/wpm_movielens_part.py"
+
+
+rule wpm_movielens_nonprivate:
+    input:
+        data=get_dataset_inputs("ml-100k"),
+        code=get_wpm_library_sources(
+            "experiments/wpm_movielens.py", "datasets/movielens.py"
+        ),
+    output:
+        validation="results/wpm_movielens/parts/nonprivate/validation.parquet",
+        test="results/wpm_movielens/parts/nonprivate/test.parquet",
+    log:
+        "logs/wpm_movielens_nonprivate/nonprivate.log",
+    benchmark:
+        "logs/benchmarks/wpm_movielens_nonprivate/nonprivate.tsv"
+    conda:
+        CONDA_ENV
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        **get_wpm_movielens_params(),
+        epsilons=[],
+        include_nonprivate=True,
+    script:
+        "../../scripts/wpm_movielens_part.py"
+
+
+rule wpm_movielens_combine:
+    input:
+        validation=get_wpm_movielens_parts("validation"),
+        test=get_wpm_movielens_parts("test"),
+    output:
+        validation="results/wpm_movielens/validation.parquet",
+        test="results/wpm_movielens/test.parquet",
+        test_csv=report(
+            "results/wpm_movielens/test.csv",
+            caption="../report/wpm_movielens_table.rst",
+            category="WPM",
+            subcategory="MovieLens-100K",
+            labels={"table": "Hit Rate@1 on test users"},
+        ),
+    log:
+        "logs/wpm_movielens_combine/combine.log",
+    conda:
+        CONDA_ENV
+    params:
+        tables=["validation", "test"],
+        sort_by=["method", "epsilon", "scale"],
+    script:
+        "../../scripts/wpm_combine.py"
+
+
+rule wpm_movielens_figure:
+    input:
+        table="results/wpm_movielens/test.parquet",
+        code=get_library_sources("experiments/wpm_figures.py"),
+    output:
+        figure=report(
+            "results/wpm_movielens/hit_rate.png",
+            caption="../report/wpm_movielens.rst",
+            category="WPM",
+            subcategory="MovieLens-100K",
+            labels={"figure": "Hit Rate@1 against ε"},
+        ),
+    log:
+        "logs/wpm_movielens_figure/figure.log",
+    conda:
+        CONDA_ENV
+    params:
+        plot="plot_movielens_hit_rates",
+    script:
+        "../../scripts/wpm_figure.py"
+
+
+# ---- Gowalla (Austin) location release -----------------------------------------------------
+
+
+rule wpm_gowalla_checkins:
+    input:
+        data=get_wpm_gowalla_inputs(),
+        code=get_library_sources("experiments/wpm_gowalla.py"),
+    output:
+        checkins="results/wpm_gowalla/checkins.parquet",
+    log:
+        "logs/wpm_gowalla_checkins/checkins.log",
+    benchmark:
+        "logs/benchmarks/wpm_gowalla_checkins/checkins.tsv"
+    conda:
+        CONDA_ENV
+    resources:
+        mem_mb=4000,
+        runtime=20,
+    params:
+        source=config["wpm"]["gowalla"]["source"],
+        path=get_wpm_gowalla_path(),
+        bbox=get_wpm_gowalla_bbox(),
+    script:
+        "../../scripts/wpm_gowalla_checkins.py"
+
+
+rule wpm_gowalla_w1:
+    input:
+        checkins="results/wpm_gowalla/checkins.parquet",
+        code=get_wpm_library_sources("experiments/wpm_gowalla.py", "sampling.py"),
+    output:
+        table="results/wpm_gowalla/parts/eps~{eps}/w1.parquet",
+    log:
+        "logs/wpm_gowalla_w1/eps~{eps}.log",
+    benchmark:
+        "logs/benchmarks/wpm_gowalla_w1/eps~{eps}.tsv"
+    conda:
+        CONDA_ENV
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    params:
+        **get_wpm_gowalla_grid_params(),
+        repeats=config["wpm"]["gowalla"]["repeats"],
+        seed=lambda wildcards: get_wpm_seed("wpm_gowalla_w1", wildcards.eps),
+    script:
+        "../../scripts/wpm_gowalla_w1.py"
+
+
+rule wpm_gowalla_combine:
+    input:
+        table=get_wpm_gowalla_parts(),
+    output:
+        table="results/wpm_gowalla/w1.parquet",
+        table_csv=report(
+            "results/wpm_gowalla/w1.csv",
+            caption="../report/wpm_gowalla_table.rst",
+            category="WPM",
+            subcategory="Gowalla",
+            labels={"table": "W1 per ε, method and repeat"},
+        ),
+    log:
+        "logs/wpm_gowalla_combine/combine.log",
+    conda:
+        CONDA_ENV
+    params:
+        tables=["table"],
+        sort_by=["method", "epsilon", "repeat"],
+    script:
+        "../../scripts/wpm_combine.py"
+
+
+rule wpm_gowalla_figure:
+    input:
+        table="results/wpm_gowalla/w1.parquet",
+        code=get_library_sources("experiments/wpm_figures.py"),
+    output:
+        figure=report(
+            "results/wpm_gowalla/w1.png",
+            caption="../report/wpm_gowalla_w1.rst",
+            category="WPM",
+            subcategory="Gowalla",
+            labels={"figure": "W1 against ε"},
+        ),
+    log:
+        "logs/wpm_gowalla_figure/figure.log",
+    conda:
+        CONDA_ENV
+    params:
+        plot="plot_gowalla_w1",
+    script:
+        "../../scripts/wpm_figure.py"
+
+
+rule wpm_gowalla_maps:
+    input:
+        checkins="results/wpm_gowalla/checkins.parquet",
+        code=get_wpm_library_sources("experiments/wpm_gowalla.py", "sampling.py"),
+    output:
+        table="results/wpm_gowalla/maps/eps~{eps}/maps.parquet",
+    log:
+        "logs/wpm_gowalla_maps/eps~{eps}.log",
+    benchmark:
+        "logs/benchmarks/wpm_gowalla_maps/eps~{eps}.tsv"
+    conda:
+        CONDA_ENV
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        **get_wpm_gowalla_grid_params(),
+        seed=lambda wildcards: get_wpm_seed("wpm_gowalla_maps", wildcards.eps),
+    script:
+        "../../scripts/wpm_gowalla_maps.py"
+
+
+rule wpm_gowalla_maps_figure:
+    input:
+        table="results/wpm_gowalla/maps/eps~{eps}/maps.parquet",
+        code=get_library_sources("experiments/wpm_figures.py"),
+    output:
+        figure=report(
+            "results/wpm_gowalla/maps/eps~{eps}/maps.png",
+            caption="../report/wpm_gowalla_maps.rst",
+            category="WPM",
+            subcategory="Gowalla",
+            labels={"figure": "maps", "ε": "{eps}"},
+        ),
+    log:
+        "logs/wpm_gowalla_maps_figure/eps~{eps}.log",
+    conda:
+        CONDA_ENV
+    params:
+        plot="plot_gowalla_maps",
+    script:
+        "../../scripts/wpm_figure.py"

@@ -1,0 +1,364 @@
+"""Figures of the Wasserstein projection mechanism stages (ring, MovieLens-100K, Gowalla).
+
+Same conventions as :mod:`ldpsample.plotting`: seaborn on matplotlib's non-interactive Agg
+backend, a tidy polars frame in (converted with ``to_pandas()``, which seaborn 0.13 needs), a
+matplotlib Figure out; saving is left to :func:`ldpsample.io.write_figure` (atomic) and
+:func:`ldpsample.plotting.close` releases the figure.
+
+* :func:`plot_ring_example` -- one input on the ring with its WPM and KPM outputs and the
+  polytope ``[μ, e^ε μ]``, a panel per ε (frame of ``ring_example`` calls, stacked);
+* :func:`plot_ring_convergence` -- ``W_r^r(P, Q_t)`` and its gap to the exact LP value against
+  the iteration ``t``, a line per η, a column per input (``ring_convergence``);
+* :func:`plot_movielens_hit_rates` -- Hit Rate@1 (mean ± standard error over test users)
+  against ε, a line per method, the non-private ceiling dashed (test table of
+  ``movielens_hit_rates``);
+* :func:`plot_gowalla_w1` -- W1 between the true and the released location distributions
+  against ε (``gowalla_w1``);
+* :func:`plot_gowalla_maps` -- heat maps of the true and estimated distributions on the grid
+  (``gowalla_maps``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import polars as pl
+import seaborn as sns
+from matplotlib.colors import PowerNorm
+from matplotlib.figure import Figure
+
+__all__ = [
+    "METHOD_LABELS",
+    "plot_gowalla_maps",
+    "plot_gowalla_w1",
+    "plot_movielens_hit_rates",
+    "plot_ring_convergence",
+    "plot_ring_example",
+]
+
+#: Display names of the mechanisms (and of the reference distributions of the maps).
+METHOD_LABELS = {
+    "wpm": "WPM",
+    "kpm": "KPM",
+    "kpm_genre": "KPM on genres",
+    "exponential": "exponential mechanism",
+    "nonprivate": "non-private (ε = ∞)",
+    "true": "true",
+    "wpm_released": "WPM, one release per user",
+    "kpm_released": "KPM, one release per user",
+}
+
+
+def _label(name: str) -> str:
+    return METHOD_LABELS.get(name, name)
+
+
+def _epsilon_text(value: float) -> str:
+    return f"{value:g}"
+
+
+def _epsilon_axis(ax: plt.Axes, epsilons: list[float]) -> None:
+    """Log-2 ε axis with the ε values themselves as plain tick labels."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(epsilons, [_epsilon_text(e) for e in epsilons])
+    ax.minorticks_off()
+    ax.set_xlabel("ε")
+
+
+# --------------------------------------------------------------------------------------------
+# Ring
+# --------------------------------------------------------------------------------------------
+
+
+def plot_ring_example(example: pl.DataFrame) -> Figure:
+    """One ring input with its WPM and KPM outputs, a panel per ε.
+
+    ``example`` holds the columns of :data:`ldpsample.experiments.wpm_ring.EXAMPLE_SCHEMA`
+    for one or more ε (the same input at every ε). The shaded band is the polytope
+    ``μ ≤ Q ≤ min(e^ε μ, 1)`` both outputs live in; panel titles give ``W_r^r`` of each output.
+    """
+    n = example["point"].n_unique()
+    long = (
+        example.with_columns((pl.col("point") / n).alias("position"))
+        .unpivot(
+            on=["input", "wpm", "kpm"],
+            index=["epsilon", "position"],
+            variable_name="distribution",
+            value_name="probability",
+        )
+        .with_columns(
+            pl.col("distribution").replace_strict({"input": "input P", "wpm": "WPM", "kpm": "KPM"}),
+            pl.col("epsilon").map_elements(_epsilon_text, return_dtype=pl.String),
+        )
+    )
+    epsilons = sorted(example["epsilon"].unique().to_list())
+    col_order = [_epsilon_text(e) for e in epsilons]
+    grid = sns.relplot(
+        data=long.to_pandas(),
+        x="position",
+        y="probability",
+        hue="distribution",
+        hue_order=["input P", "WPM", "KPM"],
+        palette=["0.55", "C0", "C3"],
+        col="epsilon",
+        col_order=col_order,
+        kind="line",
+        drawstyle="steps-mid",
+        height=3.0,
+        aspect=1.3,
+    )
+    for eps, ax in zip(epsilons, grid.axes.flat, strict=False):
+        rows = example.filter(pl.col("epsilon") == eps).sort("point")
+        position = rows["point"].to_numpy() / n
+        ax.fill_between(
+            position,
+            rows["lower"].to_numpy(),
+            rows["upper"].to_numpy(),
+            step="mid",
+            color="C2",
+            alpha=0.2,
+            lw=0,
+            label="[μ, e^ε μ]",
+        )
+        ax.set_title(
+            f"ε = {_epsilon_text(eps)}: W(P, WPM) = {rows['w_wpm'][0]:.4f}, "
+            f"W(P, KPM) = {rows['w_kpm'][0]:.4f}",
+            fontsize=9,
+        )
+    grid.set_axis_labels("position on the ring", "probability")
+    return grid.figure
+
+
+def plot_ring_convergence(convergence: pl.DataFrame) -> Figure:
+    """Entropic WPM on the ring: ``W_r^r(P, Q_t)`` (top) and its gap to the exact LP value
+    (bottom, log scale) against the iteration, a line per η and a column per input.
+
+    ``convergence`` holds :data:`ldpsample.experiments.wpm_ring.CONVERGENCE_SCHEMA`. The exact
+    value ``min_{Q ∈ M} W_r^r(P, Q)`` is the dashed black line of the top row. Gaps are drawn
+    with a floor of 1e-12 (the LP is solved to rounding).
+    """
+    frame = convergence.with_columns(
+        pl.format(
+            "η = {}", pl.col("eta").map_elements(_epsilon_text, return_dtype=pl.String)
+        ).alias("η"),
+        pl.col("gap").clip(lower_bound=1e-12),
+    )
+    long = frame.unpivot(
+        on=["cost", "gap"],
+        index=["η", "eta", "iteration", "input"],
+        variable_name="quantity",
+        value_name="value",
+    ).with_columns(
+        pl.col("quantity").replace_strict(
+            {"cost": "W(P, Q_t)", "gap": "W(P, Q_t) − exact LP value"}
+        )
+    )
+    etas = sorted(convergence["eta"].unique().to_list(), reverse=True)
+    hue_order = [f"η = {_epsilon_text(e)}" for e in etas]
+    grid = sns.relplot(
+        data=long.to_pandas(),
+        x="iteration",
+        y="value",
+        hue="η",
+        hue_order=hue_order,
+        palette="viridis",
+        row="quantity",
+        row_order=["W(P, Q_t)", "W(P, Q_t) − exact LP value"],
+        col="input",
+        kind="line",
+        facet_kws={"sharey": False, "margin_titles": True},
+        height=2.8,
+        aspect=1.2,
+    )
+    inputs = sorted(convergence["input"].unique().to_list())
+    exact_line = None
+    for j, inp in enumerate(inputs):
+        exact = convergence.filter(pl.col("input") == inp)["exact_cost"][0]
+        top = grid.axes[0, j]
+        exact_line = top.axhline(exact, color="black", ls="--", lw=1, label="exact LP value")
+        top.set_xscale("log")
+        # The first iterates are far off; keep the interesting part (near the LP value) visible.
+        last = frame.filter(pl.col("input") == inp, pl.col("iteration") >= 10)["cost"]
+        if last.len() > 0:
+            top.set_ylim(exact - 0.05 * (last.max() - exact), last.max() * 1.02)
+        bottom = grid.axes[1, j]
+        bottom.set_xscale("log")
+        bottom.set_yscale("log")
+    grid.set_titles(row_template="{row_name}", col_template="input {col_name}")
+    grid.set_axis_labels("iteration t", "")
+    if exact_line is not None:
+        grid.axes[0, 0].legend(handles=[exact_line], loc="upper right", fontsize=8)
+    return grid.figure
+
+
+# --------------------------------------------------------------------------------------------
+# MovieLens
+# --------------------------------------------------------------------------------------------
+
+
+def plot_movielens_hit_rates(test: pl.DataFrame) -> Figure:
+    """Hit Rate@1 against ε: mean ± one standard error over test users, a line per method.
+
+    ``test`` holds :data:`ldpsample.experiments.wpm_movielens.TEST_SCHEMA`; a ``nonprivate``
+    row (ε = ∞) is drawn as a dashed horizontal line with its band.
+    """
+    private = test.filter(pl.col("epsilon").is_finite()).sort("method", "epsilon")
+    methods = [m for m in ("wpm", "kpm_genre", "exponential") if m in set(private["method"])]
+    methods += sorted(set(private["method"]) - set(methods))
+    colours = sns.color_palette(n_colors=len(methods))
+    palette = {_label(m): colour for m, colour in zip(methods, colours, strict=True)}
+    frame = private.with_columns(
+        pl.col("method").map_elements(_label, return_dtype=pl.String).alias("mechanism")
+    )
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    sns.lineplot(
+        data=frame.to_pandas(),
+        x="epsilon",
+        y="hit_rate_mean",
+        hue="mechanism",
+        hue_order=list(palette),
+        palette=palette,
+        style="mechanism",
+        markers=True,
+        dashes=False,
+        errorbar=None,
+        ax=ax,
+    )
+    for method in methods:
+        rows = frame.filter(pl.col("method") == method)
+        mean, se = rows["hit_rate_mean"].to_numpy(), rows["hit_rate_se"].fill_nan(0).to_numpy()
+        colour = palette[_label(method)]
+        ax.fill_between(rows["epsilon"].to_numpy(), mean - se, mean + se, color=colour, alpha=0.2)
+    ceiling = test.filter(pl.col("method") == "nonprivate")
+    if ceiling.height:
+        value = ceiling["hit_rate_mean"][0]
+        se = ceiling["hit_rate_se"][0]
+        ax.axhline(value, color="black", ls="--", lw=1, label=_label("nonprivate"))
+        if se is not None and math.isfinite(se):
+            ax.axhspan(value - se, value + se, color="black", alpha=0.08, lw=0)
+    _epsilon_axis(ax, sorted(private["epsilon"].unique().to_list()))
+    ax.set_ylabel("Hit Rate@1 (test users)")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8, loc="upper left")
+    users = private["n_users"].max() if private.height else 0
+    ax.set_title(f"MovieLens-100K next movie, {users} test users", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# --------------------------------------------------------------------------------------------
+# Gowalla
+# --------------------------------------------------------------------------------------------
+
+
+def plot_gowalla_w1(w1: pl.DataFrame) -> Figure:
+    """W1 (km) between the true and the released location distributions against ε.
+
+    ``w1`` holds :data:`ldpsample.experiments.wpm_gowalla.W1_SCHEMA`. Solid: ``W1(P̄, Q̄)``
+    of the expected release distribution; dotted: the empirical distribution of one release
+    per user, mean ± one standard error over the repeats.
+    """
+    long = w1.unpivot(
+        on=["w1_expected", "w1_released"],
+        index=["epsilon", "method", "repeat"],
+        variable_name="quantity",
+        value_name="w1",
+    ).with_columns(
+        pl.col("method").map_elements(_label, return_dtype=pl.String).alias("mechanism"),
+        pl.col("quantity").replace_strict(
+            {
+                "w1_expected": "expected release distribution",
+                "w1_released": "one release per user (mean ± se)",
+            }
+        ),
+    )
+    methods = [m for m in ("wpm", "kpm") if m in set(w1["method"])]
+    methods += sorted(set(w1["method"]) - set(methods))
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    sns.lineplot(
+        data=long.to_pandas(),
+        x="epsilon",
+        y="w1",
+        hue="mechanism",
+        hue_order=[_label(m) for m in methods],
+        style="quantity",
+        style_order=["expected release distribution", "one release per user (mean ± se)"],
+        dashes=["", (2, 2)],
+        markers=True,
+        errorbar="se",
+        ax=ax,
+    )
+    _epsilon_axis(ax, sorted(w1["epsilon"].unique().to_list()))
+    ax.set_ylabel("W1 to the true distribution (km)")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=7)
+    users = int(w1["n_users"].max()) if w1.height else 0
+    repeats = w1["repeat"].n_unique() if w1.height else 0
+    ax.set_title(f"Gowalla check-ins, {users} users, {repeats} repeats", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def plot_gowalla_maps(maps: pl.DataFrame) -> Figure:
+    """Heat maps of the true and estimated location distributions on the grid (one ε).
+
+    ``maps`` holds :data:`ldpsample.experiments.wpm_gowalla.MAP_SCHEMA` for a single ε. One
+    panel per distribution (true, then each method's expected release distribution, then the
+    one-release-per-user histograms if present), on a common square-root colour scale.
+    """
+    epsilons = maps["epsilon"].unique().to_list()
+    if len(epsilons) != 1:
+        raise ValueError(f"maps must hold one epsilon, got {sorted(epsilons)!r}")
+    present = list(dict.fromkeys(maps["distribution"].to_list()))
+    order = ["true"]
+    order += [d for d in present if d != "true" and not d.endswith("_released")]
+    order += [d for d in present if d.endswith("_released")]
+    order = [d for d in order if d in present]
+    g = int(maps["row"].max()) + 1
+    lat, lon = maps["latitude"].to_numpy(), maps["longitude"].to_numpy()
+    dlat = (lat.max() - lat.min()) / max(g - 1, 1)
+    dlon = (lon.max() - lon.min()) / max(g - 1, 1)
+    extent = (
+        lon.min() - dlon / 2,
+        lon.max() + dlon / 2,
+        lat.min() - dlat / 2,
+        lat.max() + dlat / 2,
+    )
+    norm = PowerNorm(gamma=0.5, vmin=0.0, vmax=float(maps["probability"].max()))
+    cols = min(3, len(order))
+    rows = math.ceil(len(order) / cols)
+    with sns.axes_style("white"):
+        fig, axes = plt.subplots(
+            rows,
+            cols,
+            figsize=(3.3 * cols + 0.8, 3.3 * rows),
+            squeeze=False,
+            sharex=True,
+            sharey=True,
+            layout="constrained",
+        )
+    image = None
+    for ax, name in zip(axes.flat, order, strict=False):
+        cells = maps.filter(pl.col("distribution") == name).sort("row", "col")
+        values = np.zeros((g, g))
+        values[cells["row"].to_numpy(), cells["col"].to_numpy()] = cells["probability"].to_numpy()
+        image = ax.imshow(
+            values, origin="lower", extent=extent, cmap="rocket_r", norm=norm, aspect="auto"
+        )
+        ax.set_title(_label(name), fontsize=9)
+    for ax in axes.flat[len(order) :]:
+        ax.set_axis_off()
+    for ax in axes[-1]:
+        ax.set_xlabel("longitude")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("latitude")
+    fig.suptitle(f"Location distributions on a {g}×{g} grid, ε = {_epsilon_text(epsilons[0])}")
+    if image is not None:
+        fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8, label="probability")
+    return fig
