@@ -55,6 +55,7 @@ __all__ = [
     "count_lines",
     "dataset_completeness",
     "download_avazu",
+    "download_dataset",
     "download_file",
     "download_gowalla",
     "download_movielens",
@@ -753,3 +754,21 @@ def dataset_completeness(
             )
         out.append(info)
     return out
+
+
+def download_dataset(dataset: str, dest_dir: PathLike) -> dict[str, Path]:
+    """Download ``dataset`` into ``dest_dir`` in the official layout; return its files by role.
+
+    The pipeline's single entry point for downloads: GroupLens zips (md5-checked) for
+    ``"ml-100k"`` and ``"ml-1m"``, the Kaggle CLI for ``"avazu"`` (credentials needed), SNAP for
+    ``"gowalla"``. Afterwards :func:`locate_dataset_files` finds the files in ``dest_dir``.
+    """
+    if dataset in MOVIELENS_ARCHIVES:
+        download_movielens(dataset, dest_dir)
+    elif dataset == "avazu":
+        download_avazu(dest_dir)
+    elif dataset == "gowalla":
+        download_gowalla(dest_dir)
+    else:
+        raise ValueError(f"unknown dataset {dataset!r}; known: {sorted(DATASETS)}")
+    return locate_dataset_files(dest_dir, dataset)
