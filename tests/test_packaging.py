@@ -47,3 +47,13 @@ def test_readme_has_exactly_two_setup_commands():
 def test_ci_runs_the_readme_test_command():
     ci = (ROOT / ".ci" / "run").read_text()
     assert _readme_commands()[1].strip() in ci
+
+
+def test_readme_library_example_runs(capsys):
+    """The README's Python example is real code: run it as written."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## The library", 1)[1].split("\n## ", 1)[0]
+    (example,) = re.findall(r"```python\n(.*?)\n```", section, flags=re.S)
+    exec(compile(example, "README.md", "exec"), {})
+    printed = capsys.readouterr().out
+    assert "[" in printed  # the TV distances of the two users
