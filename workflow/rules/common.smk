@@ -156,17 +156,160 @@ def get_dataset_inputs(dataset):
 
 
 # ---- MovieLens helpers (issue 4) -----------------------------------------------------------
+# Config section `movielens:` (workflow/schemas/movielens.schema.yaml); rules in
+# workflow/rules/movielens.smk. The paper-vs-code options name the results folder,
+# results/movielens/prior~<prior_source>_weight~<weight>/, so every variant keeps its results.
+import re
+import zlib
+
+
+def _real_data_dir_files(dataset):
+    """A dataset's files inside data_dir (never resources/): what an "auto" toggle waits for."""
+    try:
+        found = locate_dataset_files(config["data_dir"], dataset)
+    except FileNotFoundError:
+        folder, roles = DATASETS[dataset]
+        return [
+            os.path.join(config["data_dir"], folder, names[0])
+            for names in roles.values()
+        ]
+    return sorted(str(path) for path in found.values())
+
+
+def check_real_data_epsilons(key, epsilons):
+    """ε values must have a plain decimal folder name eps~<ε> (the eps wildcard's pattern)."""
+    for eps in epsilons:
+        text = format_epsilon(eps)
+        if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", text) or float(text) != eps:
+            raise ValueError(
+                f"config key {key}: {eps!r} has no plain decimal folder name eps~<ε> "
+                f"(got {text!r}); use a value like 0.5 or 8"
+            )
+
+
+check_real_data_epsilons("movielens.epsilons", config["movielens"]["epsilons"])
+
+RAW_FILES["movielens"] = _real_data_dir_files("ml-1m") + _real_data_dir_files("ml-100k")
+
+
+def get_movielens_variant():
+    """Folder of the configured variant: prior~<prior_source>_weight~<weight>."""
+    ml = config["movielens"]
+    return f"prior~{ml['prior_source']}_weight~{ml['weight']}"
+
+
+def get_movielens_epsilons():
+    """Folder names (format_epsilon) of movielens.epsilons, sorted by value."""
+    return [format_epsilon(e) for e in sorted(config["movielens"]["epsilons"])]
+
+
+def get_movielens_parts(table):
+    """One variant's per-ε parquet parts of a table (per_user, max_tv or max_kl)."""
+    return expand(
+        "results/movielens/prior~{{prior_source}}_weight~{{weight}}/eps~{eps}/{table}.parquet",
+        eps=get_movielens_epsilons(),
+        table=table,
+    )
 
 
 def get_movielens_outputs():
-    return []
+    """Final targets of the MovieLens experiment (configured variant), if enabled."""
+    if not is_enabled("movielens"):
+        return []
+    base = f"results/movielens/{get_movielens_variant()}"
+    return [
+        f"{base}/max_tv.csv",
+        f"{base}/max_kl.csv",
+        f"{base}/per_user.parquet",
+        f"{base}/summary.csv",
+        f"{base}/figures/all_epsilons.png",
+        *expand(f"{base}/figures/eps~{{eps}}.png", eps=get_movielens_epsilons()),
+    ]
 
 
 # ---- Avazu helpers (issue 4) ---------------------------------------------------------------
+# Config section `avazu:` (workflow/schemas/avazu.schema.yaml); rules in workflow/rules/avazu.smk.
+# The CSV is converted once into results/avazu/cache/<source>/train.parquet (see avazu.smk).
+
+AVAZU_ATTRIBUTE_NAMES = ("C1", "C14", "C15", "C16", "C17", "C18", "C19", "C20", "C21")
+AVAZU_SYNTHETIC_FILE = "resources/avazu-synthetic/train.gz"
+
+check_real_data_epsilons("avazu.epsilons", config["avazu"]["epsilons"])
+
+RAW_FILES["avazu"] = (
+    _real_data_dir_files("avazu") if config["avazu"]["source"] == "kaggle" else []
+)
+
+
+def get_avazu_epsilons():
+    """Folder names (format_epsilon) of avazu.epsilons, sorted by value."""
+    return [format_epsilon(e) for e in sorted(config["avazu"]["epsilons"])]
+
+
+def get_avazu_attributes():
+    """The configured attributes, in the official column order."""
+    return [a for a in AVAZU_ATTRIBUTE_NAMES if a in config["avazu"]["attributes"]]
+
+
+def get_avazu_source_file():
+    """The CSV the conversion reads: official train.gz (data_dir, else the download) or the
+    generated file."""
+    if config["avazu"]["source"] == "synthetic":
+        return AVAZU_SYNTHETIC_FILE
+    return get_dataset_paths("avazu")["train"]
+
+
+def get_avazu_source_inputs():
+    if config["avazu"]["source"] == "synthetic":
+        return [AVAZU_SYNTHETIC_FILE]
+    return get_dataset_inputs("avazu")
+
+
+def get_avazu_cache():
+    """The converted parquet and its stats, one folder per source."""
+    folder = f"results/avazu/cache/{config['avazu']['source']}"
+    return {"parquet": f"{folder}/train.parquet", "stats": f"{folder}/train.json"}
+
+
+def get_avazu_synthetic_seed():
+    """Seed of the generated file: from the root seed and the stage name (crc32 is stable)."""
+    return int(
+        np.random.SeedSequence(
+            [config["seed"], zlib.crc32(b"avazu_synthetic")]
+        ).generate_state(1)[0]
+    )
+
+
+def get_avazu_histogram_params():
+    """Every avazu value the histogram jobs use (build_avazu_histograms' options)."""
+    return {
+        key: config["avazu"][key]
+        for key in (
+            "top_sites",
+            "site_rank_by",
+            "min_rows",
+            "user_activity",
+            "activity_scope",
+            "min_users",
+            "exclude_placeholder_device",
+        )
+    }
 
 
 def get_avazu_outputs():
-    return []
+    """Final targets of the Avazu experiment, if enabled."""
+    if not is_enabled("avazu"):
+        return []
+    return [
+        "results/avazu/max_tv.csv",
+        "results/avazu/max_tv.parquet",
+        "results/avazu/summary.csv",
+        "results/avazu/subcategories.csv",
+        *expand(
+            "results/avazu/figures/attribute~{attribute}.png",
+            attribute=get_avazu_attributes(),
+        ),
+    ]
 
 
 # ---- WPM helpers (issue 6) -----------------------------------------------------------------

@@ -1,0 +1,20 @@
+"""Avazu bar plot of one attribute: subcategories on x, worst-case TV per method, a panel per ε
+(ldpsample.experiments.real_data_figures.plot_avazu_attribute)."""
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from ldpsample.experiments.real_data_figures import plot_avazu_attribute
+from ldpsample.io import write_figure
+from ldpsample.plotting import close
+from ldpsample.scripting import start
+
+if TYPE_CHECKING:
+    from snakemake.script import snakemake
+
+start(snakemake)
+max_tv = pl.concat([pl.read_parquet(path) for path in snakemake.input.max_tv])
+figure = plot_avazu_attribute(max_tv, attribute=snakemake.params.attribute)
+write_figure(figure, snakemake.output.figure, dpi=150, bbox_inches="tight")
+close(figure)

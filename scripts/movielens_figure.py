@@ -1,0 +1,32 @@
+"""MovieLens bar plots: per age group, worst-case TV and KL per method, at one ε (Fig. 4;
+params.epsilon) or at every ε (Fig. 12; params.epsilon is None)."""
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from ldpsample.experiments.real_data_figures import (
+    plot_movielens_epsilon,
+    plot_movielens_overview,
+)
+from ldpsample.io import write_figure
+from ldpsample.plotting import close
+from ldpsample.scripting import start
+
+if TYPE_CHECKING:
+    from snakemake.script import snakemake
+
+
+def read(paths):
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    return pl.concat([pl.read_parquet(path) for path in paths])
+
+
+start(snakemake)
+max_tv, max_kl = read(snakemake.input.max_tv), read(snakemake.input.max_kl)
+if snakemake.params.epsilon is None:
+    figure = plot_movielens_overview(max_tv, max_kl)
+else:
+    figure = plot_movielens_epsilon(max_tv, max_kl, epsilon=snakemake.params.epsilon)
+write_figure(figure, snakemake.output.figure, dpi=150, bbox_inches="tight")
+close(figure)
