@@ -280,3 +280,49 @@ def test_missing_derived_file_fails_naming_the_key(tmp_path):
     proc = snakemake(workdir, "--dry-run", "--configfile", alt, check=False)
     assert proc.returncode != 0
     assert "wpm.gowalla.derived_file" in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("movielens", "epsilons"), [0], "less than or equal to the minimum"),
+        (("gowalla", "epsilons"), [-1.0], "less than or equal to the minimum"),
+        (("ring", "convergence", "etas"), [0.0], "less than or equal to the minimum"),
+        (("movielens", "methods"), ["wpm", "laplace"], "'laplace' is not one of"),
+        (("gowalla", "source"), "kaggle", "'kaggle' is not one of"),
+        (("ring", "convergence", "variant"), "sinkhorn", "'sinkhorn' is not one of"),
+        (("movielens", "max_test_users"), 1, "max_test_users"),
+        (("gowalla", "grid"), 8, "'grid' was unexpected"),
+    ],
+)
+def test_the_schema_rejects_bad_wpm_values(path, value, message):
+    """Checked before any job: validate() is what the Snakefile runs first."""
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    validate(config, str(ROOT / "workflow/schemas/config.schema.yaml"))
+    section = config["wpm"]
+    for key in path[:-1]:
+        section = section[key]
+    section[path[-1]] = value
+    with pytest.raises(WorkflowError, match="validating config") as error:
+        validate(config, str(ROOT / "workflow/schemas/config.schema.yaml"))
+    assert message in str(error.value)
+
+
+def test_the_shipped_config_has_no_wpm_key_left_to_schema_defaults():
+    """Every wpm key is required, so config/config.yaml states each one explicitly."""
+    schema = yaml.safe_load((ROOT / "workflow/schemas/wpm.schema.yaml").read_text())
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["wpm"]
+
+    def walk(node: dict, values: dict, where: str) -> None:
+        assert node.get("additionalProperties") is False, where
+        assert set(node["required"]) == set(node["properties"]), where
+        for key, sub in node["properties"].items():
+            assert "description" in sub, f"{where}.{key}"
+            assert key in values, f"{where}.{key}"
+            if sub.get("type") == "object":
+                walk(sub, values[key], f"{where}.{key}")
+
+    walk(schema, config, "wpm")
