@@ -24,9 +24,8 @@ wildcard_constraints:
 
 
 def format_epsilon(value):
-    """Folder-safe, reversible text for an epsilon: 8.0 -> "8", 0.5 -> "0.5"."""
-    text = repr(float(value))
-    return text[:-2] if text.endswith(".0") else text
+    """Folder-safe, reversible plain decimal for an epsilon: 8.0 -> "8", 1e-05 -> "0.00001"."""
+    return np.format_float_positional(float(value), trim="-")
 
 
 def get_library_sources(*modules):
