@@ -515,4 +515,5 @@ def plot_avazu_attribute(max_tv: pl.DataFrame, *, attribute: str) -> Figure:
         ax.tick_params(axis="x", labelrotation=90, labelbottom=show_labels)
     if not show_labels:
         log.info("%s: %d subcategories, tick labels omitted", attribute, len(subcategories))
+    grid.tight_layout()  # room for the rotated labels between stacked panels
     return grid.figure
