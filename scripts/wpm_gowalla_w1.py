@@ -4,9 +4,8 @@ for each method and repeat (ldpsample.experiments.wpm_gowalla.gowalla_w1)."""
 from typing import TYPE_CHECKING
 
 import numpy as np
-import polars as pl
 
-from ldpsample.experiments.wpm_gowalla import gowalla_grid, gowalla_w1
+from ldpsample.experiments.wpm_gowalla import gowalla_grid_from_parquet, gowalla_w1
 from ldpsample.io import write_parquet
 from ldpsample.scripting import start
 
@@ -15,10 +14,10 @@ if TYPE_CHECKING:
 
 log = start(snakemake)
 params = snakemake.params
-grid = gowalla_grid(
-    pl.read_parquet(snakemake.input.checkins),
+grid = gowalla_grid_from_parquet(
+    snakemake.input.checkins,
     grid_size=params.grid_size,
-    bbox=tuple(params.bbox),
+    bbox=params.bbox,
     min_checkins=params.min_checkins,
 )
 log.info("%d users on a %d x %d grid", grid.counts.shape[0], grid.grid_size, grid.grid_size)

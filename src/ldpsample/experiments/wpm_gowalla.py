@@ -53,6 +53,7 @@ __all__ = [
     "W1_SCHEMA",
     "GowallaGrid",
     "gowalla_grid",
+    "gowalla_grid_from_parquet",
     "gowalla_maps",
     "gowalla_w1",
     "kpm_uniform_scale",
@@ -260,6 +261,23 @@ def gowalla_grid(
     x = cell_lon * km_per_deg * math.cos(math.radians(0.5 * (lat0 + lat1)))
     cost = np.hypot(x[:, None] - x[None, :], y[:, None] - y[None, :])
     return GowallaGrid(counts, users, cell_lat, cell_lon, cost, g)
+
+
+def gowalla_grid_from_parquet(
+    path: str | os.PathLike[str],
+    *,
+    grid_size: int,
+    bbox: Sequence[float],
+    min_checkins: int,
+) -> GowallaGrid:
+    """:func:`gowalla_grid` of the check-ins stored at ``path`` (the pipeline's
+    ``checkins.parquet``), shared by the W1 and map jobs so both bin the same users."""
+    return gowalla_grid(
+        pl.read_parquet(path),
+        grid_size=grid_size,
+        bbox=tuple(bbox),
+        min_checkins=min_checkins,
+    )
 
 
 # --------------------------------------------------------------------------------------------
