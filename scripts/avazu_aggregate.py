@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.experiments.real_data_figures import avazu_summary
+from ldpsample.experiments.real_data_tables import avazu_summary
 from ldpsample.io import write_csv, write_parquet
 from ldpsample.scripting import start
 

@@ -4,7 +4,7 @@ of its subcategories were kept and skipped."""
 from typing import TYPE_CHECKING
 
 from ldpsample.datasets import build_avazu_histograms
-from ldpsample.experiments.real_data_figures import avazu_subcategory_counts
+from ldpsample.experiments.real_data_tables import avazu_subcategory_counts
 from ldpsample.io import write_json, write_parquet
 from ldpsample.scripting import start
 

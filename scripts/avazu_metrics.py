@@ -1,11 +1,11 @@
 """Avazu, one attribute at one ε: every kept device's TV under both methods and the worst case
-per subcategory (ldpsample.experiments.real_data_figures)."""
+per subcategory (ldpsample.experiments.real_data_tables)."""
 
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.experiments.real_data_figures import avazu_max_table, avazu_per_user
+from ldpsample.experiments.real_data_tables import avazu_max_table, avazu_per_user
 from ldpsample.io import write_parquet
 from ldpsample.scripting import start
 

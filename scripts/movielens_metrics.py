@@ -1,11 +1,11 @@
 """MovieLens at one ε: every user's TV and KL under both methods, and the worst case per age
-group (ldpsample.experiments.real_data_figures)."""
+group (ldpsample.experiments.real_data_tables)."""
 
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.experiments.real_data_figures import movielens_max_tables, movielens_per_user
+from ldpsample.experiments.real_data_tables import movielens_max_tables, movielens_per_user
 from ldpsample.io import write_parquet
 from ldpsample.scripting import start
 

@@ -68,9 +68,7 @@ rule avazu_convert:
 rule avazu_histograms:
     input:
         parquet=get_avazu_cache()["parquet"],
-        code=get_library_sources(
-            "datasets/avazu.py", "experiments/real_data_figures.py"
-        ),
+        code=get_library_sources("datasets/avazu.py", "experiments/real_data_tables.py"),
     output:
         histograms="results/avazu/attribute~{attribute}/histograms.parquet",
         counts="results/avazu/attribute~{attribute}/subcategories.json",
@@ -95,7 +93,7 @@ rule avazu_metrics:
         histograms="results/avazu/attribute~{attribute}/histograms.parquet",
         code=get_library_sources(
             "experiments/real_data.py",
-            "experiments/real_data_figures.py",
+            "experiments/real_data_tables.py",
             "minimax.py",
             "mollifier.py",
             "divergences.py",
@@ -131,7 +129,7 @@ rule avazu_aggregate:
         ),
         stats=get_avazu_cache()["stats"],
         code=get_library_sources(
-            "experiments/real_data.py", "experiments/real_data_figures.py"
+            "experiments/real_data.py", "experiments/real_data_tables.py"
         ),
     output:
         max_tv_parquet="results/avazu/max_tv.parquet",
@@ -171,7 +169,9 @@ rule avazu_figure:
             "results/avazu/attribute~{{attribute}}/eps~{eps}/max_tv.parquet",
             eps=get_avazu_epsilons(),
         ),
-        code=get_library_sources("experiments/real_data_figures.py"),
+        code=get_library_sources(
+            "experiments/real_data_figures.py", "experiments/real_data_tables.py"
+        ),
     output:
         figure=report(
             "results/avazu/figures/attribute~{attribute}.png",

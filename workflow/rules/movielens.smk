@@ -47,7 +47,7 @@ rule movielens_metrics:
         priors="results/movielens/prior~{prior_source}_weight~{weight}/priors.parquet",
         code=get_library_sources(
             "experiments/real_data.py",
-            "experiments/real_data_figures.py",
+            "experiments/real_data_tables.py",
             "minimax.py",
             "mollifier.py",
             "divergences.py",
@@ -77,7 +77,7 @@ rule movielens_aggregate:
         max_tv=get_movielens_parts("max_tv"),
         max_kl=get_movielens_parts("max_kl"),
         code=get_library_sources(
-            "experiments/real_data.py", "experiments/real_data_figures.py"
+            "experiments/real_data.py", "experiments/real_data_tables.py"
         ),
     output:
         per_user="results/movielens/prior~{prior_source}_weight~{weight}/per_user.parquet",
@@ -114,7 +114,9 @@ rule movielens_figure:
     input:
         max_tv="results/movielens/prior~{prior_source}_weight~{weight}/eps~{eps}/max_tv.parquet",
         max_kl="results/movielens/prior~{prior_source}_weight~{weight}/eps~{eps}/max_kl.parquet",
-        code=get_library_sources("experiments/real_data_figures.py"),
+        code=get_library_sources(
+            "experiments/real_data_figures.py", "experiments/real_data_tables.py"
+        ),
     output:
         figure=report(
             "results/movielens/prior~{prior_source}_weight~{weight}/figures/eps~{eps}.png",
@@ -137,7 +139,9 @@ rule movielens_overview_figure:
     input:
         max_tv=get_movielens_parts("max_tv"),
         max_kl=get_movielens_parts("max_kl"),
-        code=get_library_sources("experiments/real_data_figures.py"),
+        code=get_library_sources(
+            "experiments/real_data_figures.py", "experiments/real_data_tables.py"
+        ),
     output:
         figure=report(
             "results/movielens/prior~{prior_source}_weight~{weight}/figures/all_epsilons.png",

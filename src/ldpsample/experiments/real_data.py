@@ -35,6 +35,7 @@ from ldpsample.divergences import kl_divergence, tv_distance
 __all__ = [
     "KL_METHODS",
     "TV_METHODS",
+    "WIN_SUMMARY_SCHEMA",
     "MovieLensMetrics",
     "avazu_metrics",
     "default_mechanisms",
@@ -50,6 +51,16 @@ TV_METHODS: tuple[str, str] = ("minimax", "mollifier_tv")
 KL_METHODS: tuple[str, str] = ("minimax_kl", "mollifier_kl")
 
 Mechanism = Callable[..., NDArray[np.float64]]
+
+#: Columns of :func:`win_summary`, one row per method.
+WIN_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
+    "method": pl.String(),
+    "wins": pl.Int64(),
+    "ties": pl.Int64(),
+    "cases": pl.Int64(),
+    "win_share": pl.Float64(),
+    "mean_improvement": pl.Float64(),
+}
 
 
 def default_mechanisms() -> dict[str, Mechanism]:
@@ -389,13 +400,6 @@ def win_summary(
         )
     return pl.DataFrame(
         rows,
-        schema={
-            "method": pl.String(),
-            "wins": pl.Int64(),
-            "ties": pl.Int64(),
-            "cases": pl.Int64(),
-            "win_share": pl.Float64(),
-            "mean_improvement": pl.Float64(),
-        },
+        schema=WIN_SUMMARY_SCHEMA,
         orient="row",
     )
