@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -71,6 +71,17 @@ _CHUNK_ELEMENTS = 32768
 
 def _chunk_rows(n: int) -> int:
     return max(1, _CHUNK_ELEMENTS // max(n, 1))
+
+
+def _by_row_chunks(P2: FloatArray, project: Callable[[FloatArray], FloatArray]) -> FloatArray:
+    """``project`` applied to blocks of rows of ``P2`` (about ``_CHUNK_ELEMENTS`` entries each),
+    stacked back into one array of ``P2``'s shape."""
+    out = np.empty_like(P2)
+    rows = _chunk_rows(P2.shape[1])
+    for start in range(0, P2.shape[0], rows):
+        stop = start + rows
+        out[start:stop] = project(P2[start:stop])
+    return out
 
 
 #: Solvers tried in order by :func:`mollifier_projection` when ``solver=None``.
@@ -336,11 +347,7 @@ def relative_mollifier_kl(P: ArrayLike, q: ArrayLike, *, epsilon: float) -> Floa
     P2, q_arr, eps, was_1d = _prepare(P, q, epsilon)
     lower, upper = _bounds(q_arr, eps)
     q_pos = q_arr > 0
-    out = np.empty_like(P2)
-    rows = _chunk_rows(P2.shape[1])
-    for start in range(0, P2.shape[0], rows):
-        stop = start + rows
-        out[start:stop] = _kl_chunk(P2[start:stop], lower, upper, q_pos)
+    out = _by_row_chunks(P2, lambda chunk: _kl_chunk(chunk, lower, upper, q_pos))
     return _finish(out, was_1d)
 
 
@@ -382,11 +389,7 @@ def relative_mollifier_tv(P: ArrayLike, q: ArrayLike, *, epsilon: float) -> Floa
     """
     P2, q_arr, eps, was_1d = _prepare(P, q, epsilon)
     lower, upper = _bounds(q_arr, eps)
-    out = np.empty_like(P2)
-    rows = _chunk_rows(P2.shape[1])
-    for start in range(0, P2.shape[0], rows):
-        stop = start + rows
-        out[start:stop] = _fill_to_one(np.clip(P2[start:stop], lower, upper), lower, upper)
+    out = _by_row_chunks(P2, lambda chunk: _fill_to_one(np.clip(chunk, lower, upper), lower, upper))
     return _finish(out, was_1d)
 
 
