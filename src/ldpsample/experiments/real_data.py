@@ -22,7 +22,7 @@ bookkeeping with stand-ins.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +40,7 @@ __all__ = [
     "avazu_metrics",
     "default_mechanisms",
     "movielens_metrics",
+    "per_user_divergence_blocks",
     "per_user_divergences",
     "win_summary",
 ]
@@ -141,6 +142,23 @@ def per_user_divergences(
     return out
 
 
+def per_user_divergence_blocks(
+    P: NDArray[np.float64],
+    q: NDArray[np.float64],
+    *,
+    epsilon: float,
+    mechanisms: Mapping[str, Mechanism] | None,
+    kl: bool,
+    chunk_users: int,
+) -> Iterator[dict[str, NDArray[np.float64]]]:
+    """:func:`per_user_divergences` of ``P``'s rows in blocks of ``chunk_users`` users, one
+    dict per block, in row order (bounded memory: one block is released at a time)."""
+    for start in range(0, P.shape[0], chunk_users):
+        yield per_user_divergences(
+            P[start : start + chunk_users], q, epsilon=epsilon, mechanisms=mechanisms, kl=kl
+        )
+
+
 def _max_over_users(
     P: NDArray[np.float64],
     q: NDArray[np.float64],
@@ -151,10 +169,10 @@ def _max_over_users(
     chunk_users: int,
 ) -> dict[str, float]:
     best: dict[str, float] = {}
-    for start in range(0, P.shape[0], chunk_users):
-        values = per_user_divergences(
-            P[start : start + chunk_users], q, epsilon=epsilon, mechanisms=mechanisms, kl=kl
-        )
+    blocks = per_user_divergence_blocks(
+        P, q, epsilon=epsilon, mechanisms=mechanisms, kl=kl, chunk_users=chunk_users
+    )
+    for values in blocks:
         for name, v in values.items():
             best[name] = max(best.get(name, -np.inf), float(np.max(v)))
     return best

@@ -23,7 +23,7 @@ from ldpsample.experiments.real_data import (
     TV_METHODS,
     WIN_SUMMARY_SCHEMA,
     Mechanism,
-    per_user_divergences,
+    per_user_divergence_blocks,
     win_summary,
 )
 
@@ -87,12 +87,11 @@ def _per_user_values(
     kl: bool,
     chunk_users: int,
 ) -> dict[str, np.ndarray]:
-    """:func:`per_user_divergences` over blocks of ``chunk_users`` users (bounded memory)."""
+    """:func:`per_user_divergence_blocks` joined into one array per method."""
     blocks: dict[str, list[np.ndarray]] = {}
-    for start in range(0, P.shape[0], chunk_users):
-        values = per_user_divergences(
-            P[start : start + chunk_users], q, epsilon=epsilon, mechanisms=mechanisms, kl=kl
-        )
+    for values in per_user_divergence_blocks(
+        P, q, epsilon=epsilon, mechanisms=mechanisms, kl=kl, chunk_users=chunk_users
+    ):
         for name, v in values.items():
             blocks.setdefault(name, []).append(np.asarray(v, dtype=float))
     return {name: np.concatenate(parts) for name, parts in blocks.items()}
