@@ -50,6 +50,11 @@ def _epsilon_text(value: float) -> str:
     return f"{value:g}"
 
 
+def _epsilon_panel(value: float) -> str:
+    """Panel name of one ε (the column values and ``col_order`` of the faceted plots)."""
+    return f"ε = {_epsilon_text(value)}"
+
+
 def _long(max_tv: pl.DataFrame, max_kl: pl.DataFrame | None) -> pl.DataFrame:
     frames = [_generic(max_tv, "max_tv", "TV")]
     if max_kl is not None:
@@ -83,14 +88,14 @@ def plot_movielens_epsilon(max_tv: pl.DataFrame, max_kl: pl.DataFrame, *, epsilo
         aspect=1.25,
     )
     grid.set_axis_labels("age group", "max over users of D(p, p̂)")
-    grid.set_titles(f"ε = {_epsilon_text(float(epsilon))} — {{col_name}}")
+    grid.set_titles(f"{_epsilon_panel(float(epsilon))} — {{col_name}}")
     return grid.figure
 
 
 def plot_movielens_overview(max_tv: pl.DataFrame, max_kl: pl.DataFrame) -> Figure:
     """Fig. 12: the worst cases of every ε, a column per ε, TV on top and KL below."""
     frame = _long(max_tv, max_kl).with_columns(
-        pl.col("epsilon").map_elements(lambda e: f"ε = {e:g}", return_dtype=pl.String)
+        pl.col("epsilon").map_elements(_epsilon_panel, return_dtype=pl.String)
     )
     epsilons = sorted(set(max_tv["epsilon"].to_list()))
     grid = sns.catplot(
@@ -101,7 +106,7 @@ def plot_movielens_overview(max_tv: pl.DataFrame, max_kl: pl.DataFrame) -> Figur
         hue_order=_HUE_ORDER,
         order=sorted(set(frame["group"].to_list())),
         col="epsilon",
-        col_order=[f"ε = {e:g}" for e in epsilons],
+        col_order=[_epsilon_panel(e) for e in epsilons],
         row="divergence",
         row_order=["TV", "KL"],
         kind="bar",
@@ -136,7 +141,7 @@ def plot_avazu_attribute(max_tv: pl.DataFrame, *, attribute: str) -> Figure:
     epsilons = sorted(set(frame["epsilon"].to_list()))
     frame = frame.with_columns(
         pl.col("subcategory").cast(pl.String),
-        pl.col("epsilon").map_elements(lambda e: f"ε = {e:g}", return_dtype=pl.String),
+        pl.col("epsilon").map_elements(_epsilon_panel, return_dtype=pl.String),
     )
     height = 3.2
     width = min(40.0, max(4.0, 0.35 * len(subcategories) + 1.5))
@@ -148,7 +153,7 @@ def plot_avazu_attribute(max_tv: pl.DataFrame, *, attribute: str) -> Figure:
         hue_order=_HUE_ORDER,
         order=[str(s) for s in subcategories],
         col="epsilon",
-        col_order=[f"ε = {e:g}" for e in epsilons],
+        col_order=[_epsilon_panel(e) for e in epsilons],
         col_wrap=1 if len(subcategories) > 12 else min(3, len(epsilons)),
         kind="bar",
         errorbar=None,
