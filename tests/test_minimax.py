@@ -354,3 +354,15 @@ def test_apply_rejects_wrong_number_of_items(P: object) -> None:
 def test_binary_kernel_rejects_bad_alpha(alpha: object, error: type) -> None:
     with pytest.raises(error, match="alpha"):
         binary_kernel(alpha, epsilon=1.0)  # type: ignore[arg-type]
+
+
+def test_threaded_dense_build_equals_the_row_by_row_release():
+    """Kernels past the threading threshold (n * n >= 2**20) are filled by several threads;
+    they must equal I @ K computed by the O(n) release path, entry for entry."""
+    rng = np.random.default_rng(7)
+    n = 1100
+    q = rng.uniform(size=n)
+    q[::9] = 0.0
+    q /= q.sum()
+    K = minimax_kernel(q, epsilon=2.5)
+    np.testing.assert_allclose(K, apply_minimax(np.eye(n), q, epsilon=2.5), rtol=1e-13, atol=1e-17)

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +50,9 @@ FloatArray = NDArray[np.float64]
 _BLOCK_ENTRIES = 409_600
 #: Entries per row block when :meth:`MinimaxKernel.dense` fills ``K``.
 _DENSE_BLOCK_ENTRIES = 65_536
+#: Kernels with at least this many entries are filled by several threads (numpy's ufuncs release
+#: the GIL); below it the thread start-up costs more than it saves.
+_DENSE_THREADED_ENTRIES = 1 << 20
 #: Extra columns in the block buffers so that row strides are not powers of two (cache aliasing
 #: made the transposes 5x slower without it).
 _PAD = 8
@@ -122,13 +127,24 @@ class MinimaxKernel:
         K = np.empty((n, n))
         # K[i, j] = q_j max(c_i, c_j): max(c_i, c_j) = c_{min(i, j)} in sorted order because c is
         # non-increasing, so no permutation of K is needed. Row blocks keep the temporary in
-        # cache and write K once.
+        # cache and write K once; large kernels split the rows over the machine's cores.
         rows = max(1, _DENSE_BLOCK_ENTRIES // n)
-        scratch = np.empty((min(rows, n), n))
-        for start in range(0, n, rows):
-            block = scratch[: min(rows, n - start)]
-            np.maximum(c[start : start + rows, None], c, out=block)
-            np.multiply(block, q, out=K[start : start + rows])
+
+        def fill(first: int, last: int) -> None:
+            scratch = np.empty((min(rows, last - first), n))
+            for start in range(first, last, rows):
+                stop = min(start + rows, last)
+                block = scratch[: stop - start]
+                np.maximum(c[start:stop, None], c, out=block)
+                np.multiply(block, q, out=K[start:stop])
+
+        workers = min(os.cpu_count() or 1, 8) if n * n >= _DENSE_THREADED_ENTRIES else 1
+        if workers == 1:
+            fill(0, n)
+        else:
+            bounds = np.linspace(0, n, workers + 1).astype(int)
+            with ThreadPoolExecutor(workers) as pool:
+                list(pool.map(fill, bounds[:-1], bounds[1:]))
         np.fill_diagonal(K, self._to_caller(self.diagonal_sorted))
         return K
 
