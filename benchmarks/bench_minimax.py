@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--items", type=int, default=100)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000, 2000, 10000])
     parser.add_argument("--max-recursion-n", type=int, default=2000)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args(argv)
     print(f"## Dense minimax kernel, epsilon = {EPSILON}\n")
     print("\n".join(dense_table(args.sizes, args.max_recursion_n, args.repeats)))
