@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 log = start(snakemake)
 per_user = avazu_per_user(
-    pl.read_parquet(snakemake.input.histograms), epsilon=snakemake.params.epsilon
+    pl.read_parquet(snakemake.input.histograms), epsilon=snakemake.params.epsilon, progress=True
 )
 max_tv = avazu_max_table(per_user)
 write_parquet(per_user, snakemake.output.per_user)

@@ -17,6 +17,7 @@ per_user = movielens_per_user(
     pl.read_parquet(snakemake.input.users),
     pl.read_parquet(snakemake.input.priors),
     epsilon=snakemake.params.epsilon,
+    progress=True,
 )
 max_tv, max_kl = movielens_max_tables(per_user)
 write_parquet(per_user, snakemake.output.per_user)

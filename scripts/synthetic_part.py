@@ -16,6 +16,7 @@ values = synthetic_values(
     runs=snakemake.params.runs,
     grid_size=snakemake.params.grid_size,
     seed=snakemake.params.seed,
+    progress=True,
 )
 write_parquet(values, snakemake.output.values)
 log.info("wrote %d rows", values.height)

@@ -47,6 +47,7 @@ validation, test = movielens_hit_rates(
     max_validation_users=params.max_validation_users,
     max_test_users=params.max_test_users,
     include_nonprivate=params.include_nonprivate,
+    progress=True,
 )
 write_parquet(validation, snakemake.output.validation)
 write_parquet(test, snakemake.output.test)

@@ -57,3 +57,14 @@ def test_readme_library_example_runs(capsys):
     exec(compile(example, "README.md", "exec"), {})
     printed = capsys.readouterr().out
     assert "[" in printed  # the TV distances of the two users
+
+
+def test_progress_bars_are_off_by_default_and_go_to_stderr(capsys):
+    """Long loops report progress when a script asks (the rule's log), and are silent otherwise."""
+    from ldpsample.experiments.synthetic import synthetic_values
+
+    synthetic_values(n=5, epsilon=1.0, runs=2, grid_size=3, seed=0)
+    assert capsys.readouterr().err == ""
+    synthetic_values(n=5, epsilon=1.0, runs=2, grid_size=3, seed=0, progress=True)
+    err = capsys.readouterr().err
+    assert "runs" in err and "2/2" in err

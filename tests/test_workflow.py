@@ -192,3 +192,10 @@ def test_lint_and_format_are_clean():
         text=True,
     )
     assert ruff_fmt.returncode == 0, ruff_fmt.stdout
+
+
+def test_long_jobs_log_their_parameters_and_progress(default_run):
+    (log,) = (default_run / "logs" / "synthetic_part").glob("*.log")
+    text = log.read_text()
+    assert "params {'runs': 10" in text or f"'runs': {CONFIG['synthetic']['runs']}" in text
+    assert f"{CONFIG['synthetic']['runs']}/{CONFIG['synthetic']['runs']}" in text  # tqdm bar

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import polars as pl
 
+from ldpsample._progress import progress as _progress
 from ldpsample._validation import check_epsilon
 from ldpsample.experiments.real_data import (
     KL_METHODS,
@@ -105,6 +106,7 @@ def movielens_per_user(
     genres: Sequence[str] | None = None,
     mechanisms: Mapping[str, Mechanism] | None = None,
     chunk_users: int = 10_000,
+    progress: bool = False,
 ) -> pl.DataFrame:
     """Every ML-1M user's TV and KL between ``p`` and its release, at one ε.
 
@@ -120,6 +122,8 @@ def movielens_per_user(
         See :func:`ldpsample.experiments.real_data.per_user_divergences`.
     chunk_users
         Users released per mechanism call.
+    progress
+        Show a progress bar over the age groups on stderr.
 
     Returns
     -------
@@ -133,7 +137,8 @@ def movielens_per_user(
         else [c for c in users.columns if c not in ("user_id", "group")]
     )
     frames = []
-    for group in sorted(set(users["group"].to_list())):
+    groups = sorted(set(users["group"].to_list()))
+    for group in _progress(groups, desc="age groups", enabled=progress):
         rows = users.filter(pl.col("group") == group).sort("user_id")
         prior = priors.filter(pl.col("group") == group)
         if prior.height != 1:
@@ -166,6 +171,7 @@ def avazu_per_user(
     epsilon: float,
     mechanisms: Mapping[str, Mechanism] | None = None,
     chunk_users: int = 20_000,
+    progress: bool = False,
 ) -> pl.DataFrame:
     """Every kept device's TV between ``p`` and its release, per subcategory, at one ε.
 
@@ -183,6 +189,8 @@ def avazu_per_user(
         See :func:`ldpsample.experiments.real_data.per_user_divergences`.
     chunk_users
         Devices released per mechanism call.
+    progress
+        Show a progress bar over the subcategories on stderr.
 
     Returns
     -------
@@ -195,7 +203,7 @@ def avazu_per_user(
     epsilon = check_epsilon(epsilon)
     frames = []
     parts = histograms.partition_by(["attribute", "subcategory"], as_dict=True)
-    for attribute, subcategory in sorted(parts):
+    for attribute, subcategory in _progress(sorted(parts), desc="subcategories", enabled=progress):
         devices, _, P = avazu_user_matrix(parts[(attribute, subcategory)], subcategory)
         q = P.mean(axis=0)
         q = q / q.sum()

@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from ldpsample._progress import progress as _progress
 from ldpsample._validation import check_epsilon
 from ldpsample.divergences import kl_divergence, tv_distance
 
@@ -56,7 +57,7 @@ def point_mass_grid(*, n: int, grid_size: int) -> tuple[NDArray[np.float64], NDA
 
 
 def synthetic_values(
-    *, n: int, epsilon: float, runs: int, grid_size: int, seed: int
+    *, n: int, epsilon: float, runs: int, grid_size: int, seed: int, progress: bool = False
 ) -> pl.DataFrame:
     """Compute the Fig. 2 values for one ``(n, epsilon)``.
 
@@ -72,6 +73,8 @@ def synthetic_values(
         Number of ``p1`` values between ``1/n`` and 1.
     seed
         Seed of the priors (see :func:`draw_priors`).
+    progress
+        Show a progress bar over the runs on stderr.
 
     Returns
     -------
@@ -88,7 +91,7 @@ def synthetic_values(
     priors = draw_priors(n=n, runs=runs, seed=seed)
     p1, P = point_mass_grid(n=n, grid_size=grid_size)
     parts = []
-    for run, q in enumerate(priors):
+    for run, q in _progress(enumerate(priors), desc="runs", total=runs, enabled=progress):
         released = apply_minimax(P, q, epsilon=epsilon)
         values = {
             ("minimax", "tv"): tv_distance(P, released),

@@ -44,6 +44,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from ldpsample._progress import progress as _progress
 from ldpsample._validation import check_epsilon, check_rng
 from ldpsample.datasets.movielens import read_ml100k
 from ldpsample.wasserstein import (
@@ -348,6 +349,7 @@ def movielens_hit_rates(
     max_validation_users: int | None = None,
     max_test_users: int | None = None,
     include_nonprivate: bool = True,
+    progress: bool = False,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Hit Rate@1 of each method against ε (module docstring).
 
@@ -372,6 +374,9 @@ def movielens_hit_rates(
     include_nonprivate
         Add the ε = ∞ reference row ``nonprivate`` (``epsilon = inf``) to both tables.
 
+    progress
+        Show a progress bar over the validation scales on stderr.
+
     Returns
     -------
     validation, test
@@ -395,7 +400,8 @@ def movielens_hit_rates(
         for eps in eps_list:
             scales = [math.nan] if method == "exponential" else list(scale_grid(eps, n_scales))
             best_scale, best_hr = scales[0], -math.inf
-            for scale in scales:
+            desc = f"{method} ε={eps:g} scales"
+            for scale in _progress(scales, desc=desc, enabled=progress):
                 Q = _output_distribution(setup, Pv, method, eps, scale, wpm_method, eta)
                 hr = float(_hit_rates(Q, Lv).mean())
                 val_rows.append(
