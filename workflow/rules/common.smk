@@ -1,6 +1,8 @@
 # Helpers shared by every stage (config access, path formatting, final targets).
 import os
+import re
 import sys
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +28,22 @@ wildcard_constraints:
 def format_epsilon(value):
     """Folder-safe, reversible plain decimal for an epsilon: 8.0 -> "8", 1e-05 -> "0.00001"."""
     return np.format_float_positional(float(value), trim="-")
+
+
+def get_epsilon_folders(epsilons):
+    """Folder names (format_epsilon) of a list of epsilons, sorted by value."""
+    return [format_epsilon(e) for e in sorted(epsilons)]
+
+
+def check_epsilon_folder_names(key, epsilons):
+    """ε values must have a plain decimal folder name eps~<ε> (the eps wildcard's pattern)."""
+    for eps in epsilons:
+        text = format_epsilon(eps)
+        if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", text) or float(text) != eps:
+            raise ValueError(
+                f"config key {key}: {eps!r} has no plain decimal folder name eps~<ε> "
+                f"(got {text!r}); use a value like 0.5 or 8"
+            )
 
 
 def get_library_sources(*modules):
@@ -56,6 +74,7 @@ RAW_FILES = {}
 
 def check_config_consistency():
     """Cross-field checks a JSON schema cannot express; each error names the key."""
+    check_epsilon_folder_names("synthetic.epsilons", config["synthetic"]["epsilons"])
     theory = config["theory"]
     grid = theory["epsilon_grid"]
     if grid["start"] >= grid["stop"]:
@@ -86,7 +105,7 @@ def get_synthetic_parts():
     return expand(
         "results/synthetic/parts/n~{n}/eps~{eps}/values.parquet",
         n=sorted(config["synthetic"]["n"]),
-        eps=sorted(format_epsilon(e) for e in config["synthetic"]["epsilons"]),
+        eps=get_epsilon_folders(config["synthetic"]["epsilons"]),
     )
 
 
@@ -146,23 +165,7 @@ def get_dataset_paths(dataset):
     }
 
 
-def get_dataset_inputs(dataset):
-    """Inputs standing for a dataset: its files if present, else the download rule's marker."""
-    located = _located(dataset)
-    if located is not None:
-        return sorted(located.values())
-    return [f"{DOWNLOAD_DIR}/{DATASETS[dataset][0]}/download.done"]
-
-
-# ---- MovieLens helpers (issue 4) -----------------------------------------------------------
-# Config section `movielens:` (workflow/schemas/movielens.schema.yaml); rules in
-# workflow/rules/movielens.smk. The paper-vs-code options name the results folder,
-# results/movielens/prior~<prior_source>_weight~<weight>/, so every variant keeps its results.
-import re
-import zlib
-
-
-def _real_data_dir_files(dataset):
+def get_data_dir_files(dataset):
     """A dataset's files inside data_dir (never resources/): what an "auto" toggle waits for."""
     try:
         found = locate_dataset_files(config["data_dir"], dataset)
@@ -175,20 +178,22 @@ def _real_data_dir_files(dataset):
     return sorted(str(path) for path in found.values())
 
 
-def check_real_data_epsilons(key, epsilons):
-    """ε values must have a plain decimal folder name eps~<ε> (the eps wildcard's pattern)."""
-    for eps in epsilons:
-        text = format_epsilon(eps)
-        if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", text) or float(text) != eps:
-            raise ValueError(
-                f"config key {key}: {eps!r} has no plain decimal folder name eps~<ε> "
-                f"(got {text!r}); use a value like 0.5 or 8"
-            )
+def get_dataset_inputs(dataset):
+    """Inputs standing for a dataset: its files if present, else the download rule's marker."""
+    located = _located(dataset)
+    if located is not None:
+        return sorted(located.values())
+    return [f"{DOWNLOAD_DIR}/{DATASETS[dataset][0]}/download.done"]
 
 
-check_real_data_epsilons("movielens.epsilons", config["movielens"]["epsilons"])
+# ---- MovieLens helpers (issue 4) -----------------------------------------------------------
+# Config section `movielens:` (workflow/schemas/movielens.schema.yaml); rules in
+# workflow/rules/movielens.smk. The paper-vs-code options name the results folder,
+# results/movielens/prior~<prior_source>_weight~<weight>/, so every variant keeps its results.
 
-RAW_FILES["movielens"] = _real_data_dir_files("ml-1m") + _real_data_dir_files("ml-100k")
+check_epsilon_folder_names("movielens.epsilons", config["movielens"]["epsilons"])
+
+RAW_FILES["movielens"] = get_data_dir_files("ml-1m") + get_data_dir_files("ml-100k")
 
 
 def get_movielens_variant():
@@ -199,7 +204,7 @@ def get_movielens_variant():
 
 def get_movielens_epsilons():
     """Folder names (format_epsilon) of movielens.epsilons, sorted by value."""
-    return [format_epsilon(e) for e in sorted(config["movielens"]["epsilons"])]
+    return get_epsilon_folders(config["movielens"]["epsilons"])
 
 
 def get_movielens_parts(table):
@@ -233,16 +238,16 @@ def get_movielens_outputs():
 AVAZU_ATTRIBUTE_NAMES = ("C1", "C14", "C15", "C16", "C17", "C18", "C19", "C20", "C21")
 AVAZU_SYNTHETIC_FILE = "resources/avazu-synthetic/train.gz"
 
-check_real_data_epsilons("avazu.epsilons", config["avazu"]["epsilons"])
+check_epsilon_folder_names("avazu.epsilons", config["avazu"]["epsilons"])
 
 RAW_FILES["avazu"] = (
-    _real_data_dir_files("avazu") if config["avazu"]["source"] == "kaggle" else []
+    get_data_dir_files("avazu") if config["avazu"]["source"] == "kaggle" else []
 )
 
 
 def get_avazu_epsilons():
     """Folder names (format_epsilon) of avazu.epsilons, sorted by value."""
-    return [format_epsilon(e) for e in sorted(config["avazu"]["epsilons"])]
+    return get_epsilon_folders(config["avazu"]["epsilons"])
 
 
 def get_avazu_attributes():
@@ -313,8 +318,6 @@ def get_avazu_outputs():
 
 # ---- WPM helpers (issue 6) -----------------------------------------------------------------
 # Config section `wpm:` (workflow/schemas/wpm.schema.yaml); rules in workflow/rules/wpm.smk.
-import re
-import zlib
 
 
 def get_wpm_seed(stage, *keys):
@@ -335,7 +338,7 @@ def get_wpm_library_sources(*modules):
 
 def get_wpm_epsilons(experiment, key="epsilons"):
     """Folder names (format_epsilon) of a WPM experiment's ε list, sorted by value."""
-    return [format_epsilon(e) for e in sorted(config["wpm"][experiment][key])]
+    return get_epsilon_folders(config["wpm"][experiment][key])
 
 
 def get_wpm_movielens_params():
@@ -415,24 +418,11 @@ def get_wpm_gowalla_parts():
     )
 
 
-def _wpm_data_dir_files(dataset):
-    """A dataset's files inside data_dir (not resources/): what "auto" waits for."""
-    try:
-        found = locate_dataset_files(config["data_dir"], dataset)
-    except FileNotFoundError:
-        folder, roles = DATASETS[dataset]
-        return [
-            os.path.join(config["data_dir"], folder, names[0])
-            for names in roles.values()
-        ]
-    return sorted(str(path) for path in found.values())
-
-
-RAW_FILES["wpm_movielens"] = _wpm_data_dir_files("ml-100k")
+RAW_FILES["wpm_movielens"] = get_data_dir_files("ml-100k")
 RAW_FILES["wpm_gowalla"] = (
     [get_wpm_gowalla_derived_file()]
     if config["wpm"]["gowalla"]["source"] == "derived"
-    else _wpm_data_dir_files("gowalla")
+    else get_data_dir_files("gowalla")
 )
 
 
@@ -447,13 +437,7 @@ def check_wpm_config():
             )
     for key in ("movielens.epsilons", "gowalla.epsilons", "gowalla.map_epsilons"):
         experiment, name = key.split(".")
-        for eps in wpm[experiment][name]:
-            text = format_epsilon(eps)
-            if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", text) or float(text) != eps:
-                raise ValueError(
-                    f"config key wpm.{key}: {eps!r} has no plain decimal folder name "
-                    f"eps~<ε> (got {text!r}); use a value like 0.001 or 16"
-                )
+        check_epsilon_folder_names(f"wpm.{key}", wpm[experiment][name])
     if (
         wpm["gowalla"]["source"] == "derived"
         and config["experiments"].get("wpm_gowalla") is True
