@@ -16,7 +16,7 @@ import polars as pl
 import seaborn as sns
 from matplotlib.figure import Figure
 
-__all__ = ["close", "plot_risk_curves", "plot_synthetic"]
+__all__ = ["close", "epsilon_text", "plot_risk_curves", "plot_synthetic"]
 
 DIVERGENCE_LABELS = {
     "tv": "TV",
@@ -24,6 +24,11 @@ DIVERGENCE_LABELS = {
     "chi2": "χ²",
     "hellinger": "squared Hellinger",
 }
+
+
+def epsilon_text(value: float) -> str:
+    """Short text of an ε or η on axes, panel titles and legends (``8.0 -> "8"``)."""
+    return f"{value:g}"
 
 
 def _present_labels(divergences: pl.Series) -> list[str]:

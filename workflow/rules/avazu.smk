@@ -170,7 +170,9 @@ rule avazu_figure:
             eps=get_avazu_epsilons(),
         ),
         code=get_library_sources(
-            "experiments/real_data_figures.py", "experiments/real_data_tables.py"
+            "experiments/real_data_figures.py",
+            "experiments/real_data_tables.py",
+            "plotting.py",
         ),
     output:
         figure=report(

@@ -115,7 +115,9 @@ rule movielens_figure:
         max_tv="results/movielens/prior~{prior_source}_weight~{weight}/eps~{eps}/max_tv.parquet",
         max_kl="results/movielens/prior~{prior_source}_weight~{weight}/eps~{eps}/max_kl.parquet",
         code=get_library_sources(
-            "experiments/real_data_figures.py", "experiments/real_data_tables.py"
+            "experiments/real_data_figures.py",
+            "experiments/real_data_tables.py",
+            "plotting.py",
         ),
     output:
         figure=report(
@@ -140,7 +142,9 @@ rule movielens_overview_figure:
         max_tv=get_movielens_parts("max_tv"),
         max_kl=get_movielens_parts("max_kl"),
         code=get_library_sources(
-            "experiments/real_data_figures.py", "experiments/real_data_tables.py"
+            "experiments/real_data_figures.py",
+            "experiments/real_data_tables.py",
+            "plotting.py",
         ),
     output:
         figure=report(

@@ -21,6 +21,7 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from ldpsample.experiments.real_data_tables import _generic
+from ldpsample.plotting import epsilon_text
 
 __all__ = [
     "METHOD_LABELS",
@@ -46,13 +47,9 @@ METHOD_LABELS: dict[str, str] = {
 # --------------------------------------------------------------------------------------------
 
 
-def _epsilon_text(value: float) -> str:
-    return f"{value:g}"
-
-
 def _epsilon_panel(value: float) -> str:
     """Panel name of one ε (the column values and ``col_order`` of the faceted plots)."""
-    return f"ε = {_epsilon_text(value)}"
+    return f"ε = {epsilon_text(value)}"
 
 
 def _long(max_tv: pl.DataFrame, max_kl: pl.DataFrame | None) -> pl.DataFrame:

@@ -33,6 +33,8 @@ import seaborn as sns
 from matplotlib.colors import PowerNorm
 from matplotlib.figure import Figure
 
+from ldpsample.plotting import epsilon_text
+
 __all__ = [
     "METHOD_LABELS",
     "plot_gowalla_maps",
@@ -59,14 +61,10 @@ def _label(name: str) -> str:
     return METHOD_LABELS.get(name, name)
 
 
-def _epsilon_text(value: float) -> str:
-    return f"{value:g}"
-
-
 def _epsilon_axis(ax: plt.Axes, epsilons: list[float]) -> None:
     """Log-2 ε axis with the ε values themselves as plain tick labels."""
     ax.set_xscale("log", base=2)
-    ax.set_xticks(epsilons, [_epsilon_text(e) for e in epsilons])
+    ax.set_xticks(epsilons, [epsilon_text(e) for e in epsilons])
     ax.minorticks_off()
     ax.set_xlabel("ε")
 
@@ -94,11 +92,11 @@ def plot_ring_example(example: pl.DataFrame) -> Figure:
         )
         .with_columns(
             pl.col("distribution").replace_strict({"input": "input P", "wpm": "WPM", "kpm": "KPM"}),
-            pl.col("epsilon").map_elements(_epsilon_text, return_dtype=pl.String),
+            pl.col("epsilon").map_elements(epsilon_text, return_dtype=pl.String),
         )
     )
     epsilons = sorted(example["epsilon"].unique().to_list())
-    col_order = [_epsilon_text(e) for e in epsilons]
+    col_order = [epsilon_text(e) for e in epsilons]
     grid = sns.relplot(
         data=long.to_pandas(),
         x="position",
@@ -127,7 +125,7 @@ def plot_ring_example(example: pl.DataFrame) -> Figure:
             label="[μ, e^ε μ]",
         )
         ax.set_title(
-            f"ε = {_epsilon_text(eps)}: W(P, WPM) = {rows['w_wpm'][0]:.4f}, "
+            f"ε = {epsilon_text(eps)}: W(P, WPM) = {rows['w_wpm'][0]:.4f}, "
             f"W(P, KPM) = {rows['w_kpm'][0]:.4f}",
             fontsize=9,
         )
@@ -144,9 +142,9 @@ def plot_ring_convergence(convergence: pl.DataFrame) -> Figure:
     with a floor of 1e-12 (the LP is solved to rounding).
     """
     frame = convergence.with_columns(
-        pl.format(
-            "η = {}", pl.col("eta").map_elements(_epsilon_text, return_dtype=pl.String)
-        ).alias("η"),
+        pl.format("η = {}", pl.col("eta").map_elements(epsilon_text, return_dtype=pl.String)).alias(
+            "η"
+        ),
         pl.col("gap").clip(lower_bound=1e-12),
     )
     long = frame.unpivot(
@@ -160,7 +158,7 @@ def plot_ring_convergence(convergence: pl.DataFrame) -> Figure:
         )
     )
     etas = sorted(convergence["eta"].unique().to_list(), reverse=True)
-    hue_order = [f"η = {_epsilon_text(e)}" for e in etas]
+    hue_order = [f"η = {epsilon_text(e)}" for e in etas]
     grid = sns.relplot(
         data=long.to_pandas(),
         x="iteration",
@@ -358,7 +356,7 @@ def plot_gowalla_maps(maps: pl.DataFrame) -> Figure:
         ax.set_xlabel("longitude")
     for ax in axes[:, 0]:
         ax.set_ylabel("latitude")
-    fig.suptitle(f"Location distributions on a {g}×{g} grid, ε = {_epsilon_text(epsilons[0])}")
+    fig.suptitle(f"Location distributions on a {g}×{g} grid, ε = {epsilon_text(epsilons[0])}")
     if image is not None:
         fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8, label="probability")
     return fig
