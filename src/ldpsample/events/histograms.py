@@ -1,0 +1,358 @@
+"""From an events table to per-subcategory user histograms, in one lazy pass for all attributes.
+
+For every attribute (a column; each of its values is a subcategory) and subcategory:
+
+1. the items are the ``top_items`` with the largest total ``rank_items_by`` (default: the
+   count), ties broken by ascending item value (as the published Avazu code);
+2. a user is kept if its total ``activity_by`` (default: the count) is at least
+   ``min_user_count``, counted over the whole table (``activity_scope="global"``; the
+   published Avazu code) or over the subcategory's top items (``"top_items"``);
+3. a kept user's private ``p`` is its normalised counts over the subcategory's items (the top
+   items that kept users have events on);
+4. a subcategory is kept if it has at least ``min_users`` kept users; the others are listed
+   with the reason in the subcategories table.
+
+Because activity is never negative, a user below ``min_user_count`` over the whole table is
+below it in every subcategory too: such users are dropped before the per-attribute
+aggregation, which keeps the aggregates small on large tables (most users of web logs have a
+handful of events). The per-attribute aggregates are computed with one
+:func:`polars.collect_all` over one scan.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from ldpsample.events.table import EventsTableError, scan_events
+
+__all__ = [
+    "HISTOGRAM_SCHEMA",
+    "PRIOR_SCHEMA",
+    "SUBCATEGORY_SCHEMA",
+    "EventHistograms",
+    "build_event_histograms",
+]
+
+log = logging.getLogger(__name__)
+
+PathLike = str | os.PathLike[str]
+
+#: Kept (attribute, subcategory, user, item) with the user's total count there (> 0).
+HISTOGRAM_SCHEMA: dict[str, pl.DataType] = {
+    "attribute": pl.String(),
+    "subcategory": pl.String(),
+    "user": pl.String(),
+    "item": pl.String(),
+    "count": pl.Float64(),
+}
+
+#: A public table's prior per kept subcategory (``prior: {path: ...}`` only).
+PRIOR_SCHEMA: dict[str, pl.DataType] = {
+    "attribute": pl.String(),
+    "subcategory": pl.String(),
+    "item": pl.String(),
+    "q": pl.Float64(),
+}
+
+#: Every subcategory met in the table, kept or skipped, and why.
+SUBCATEGORY_SCHEMA: dict[str, pl.DataType] = {
+    "attribute": pl.String(),
+    "subcategory": pl.String(),
+    "rows": pl.Int64(),
+    "users": pl.Int64(),
+    "kept_users": pl.Int64(),
+    "items": pl.Int64(),
+    "status": pl.String(),
+    "reason": pl.String(),
+}
+
+#: Subcategory name of ``attributes: []`` (the whole table is one subcategory).
+ALL = "all"
+
+
+@dataclass(frozen=True)
+class EventHistograms:
+    """Result of :func:`build_event_histograms` (frames of the schemas above)."""
+
+    histograms: pl.DataFrame
+    priors: pl.DataFrame
+    subcategories: pl.DataFrame
+    stats: dict[str, int]
+
+
+def _number(column: str) -> pl.Expr:
+    return pl.col(column).cast(pl.Float64, strict=False)
+
+
+def _check_numbers(
+    lf: pl.LazyFrame, columns: Mapping[str, str], user: str, item: str
+) -> pl.LazyFrame:
+    """One-row frame counting the rows, null ids and bad values of each numeric column."""
+    exprs = [
+        pl.len().alias("rows"),
+        pl.col(user).is_null().sum().alias("null_user"),
+        pl.col(item).is_null().sum().alias("null_item"),
+    ]
+    for column in columns:
+        value = _number(column)
+        exprs.append(
+            (value.is_null() | value.is_nan()).sum().alias(f"bad:{column}")
+        )
+        exprs.append((value < 0).sum().alias(f"negative:{column}"))
+    return lf.select(exprs)
+
+
+def _raise_on_checks(
+    checks: dict[str, int], *, path: Any, key: str, columns: Mapping[str, str],
+    user: str, item: str, on_null: str,
+) -> None:
+    if checks["rows"] == 0:
+        raise EventsTableError(f"{path}: the events table is empty (config key {key}.path)")
+    for column, column_key in columns.items():
+        if checks[f"bad:{column}"]:
+            raise EventsTableError(
+                f"{path}: column {column!r} (config key {column_key}) has "
+                f"{checks[f'bad:{column}']} missing or non-numeric values; it must hold numbers"
+            )
+        if checks[f"negative:{column}"]:
+            raise EventsTableError(
+                f"{path}: column {column!r} (config key {column_key}) has "
+                f"{checks[f'negative:{column}']} negative values; it must be >= 0"
+            )
+    for column, label in ((user, "null_user"), (item, "null_item")):
+        if checks[label]:
+            which = "user" if label == "null_user" else "item"
+            if on_null == "error":
+                raise EventsTableError(
+                    f"{path}: column {column!r} (config key {key}.{which}) has {checks[label]} "
+                    f"null values (config key {key}.on_null: error; set drop to drop them)"
+                )
+            log.warning(
+                "%s: dropped %d rows with a null %s (column %r; %s.on_null: drop)",
+                path, checks[label], which, column, key,
+            )
+
+
+def _public_prior(
+    prior: Mapping[str, Any], *, key: str, attributes: Sequence[str], items: Sequence[str] | None,
+) -> list[pl.LazyFrame]:
+    """Per attribute: (subcategory, item, mass) of the public table's pooled counts."""
+    p_user, p_item, p_count = prior["user"], prior["item"], prior.get("count")
+    p_attributes = list(prior.get("attributes") or [])
+    if len(p_attributes) != len(attributes):
+        raise EventsTableError(
+            f"config key {key}.prior.attributes: {p_attributes!r} must name one column of the "
+            f"public table per attribute {list(attributes)!r} (same order)"
+        )
+    columns = [(p_user, f"{key}.prior.user"), (p_item, f"{key}.prior.item")]
+    if p_count is not None:
+        columns.append((p_count, f"{key}.prior.count"))
+    columns += [(a, f"{key}.prior.attributes") for a in p_attributes]
+    lf = scan_events(
+        prior["path"], columns, key=f"{key}.prior.path", strings=[p_user, p_item, *p_attributes]
+    )
+    weight = _number(p_count) if p_count is not None else pl.lit(1.0)
+    lf = lf.filter(pl.col(p_user).is_not_null() & pl.col(p_item).is_not_null())
+    if items is not None:
+        lf = lf.filter(pl.col(p_item).is_in(list(items)))
+    lf = lf.with_columns(weight.alias("_w"))
+    out = []
+    for p_attribute in p_attributes or [None]:
+        sub = pl.lit(ALL) if p_attribute is None else pl.col(p_attribute)
+        out.append(
+            lf.select(sub.alias("subcategory"), pl.col(p_item).alias("item"), "_w")
+            .filter(pl.col("subcategory").is_not_null())
+            .group_by("subcategory", "item")
+            .agg(pl.col("_w").sum().alias("mass"))
+        )
+    return out
+
+
+def build_event_histograms(
+    path: PathLike,
+    *,
+    key: str,
+    user: str,
+    item: str,
+    count: str | None = None,
+    attributes: Sequence[str] = (),
+    prior: str | Mapping[str, Any] = "user_mean",
+    items: Sequence[Any] | None = None,
+    top_items: int | None = 100,
+    rank_items_by: str | None = None,
+    activity_by: str | None = None,
+    min_user_count: float = 20,
+    activity_scope: str = "top_items",
+    min_users: int = 100,
+    exclude_users: Sequence[Any] = (),
+    on_null: str = "drop",
+    engine: str = "streaming",
+) -> EventHistograms:
+    """Kept users' histograms per (attribute, subcategory), the subcategory table and (for a
+    public prior table) the prior masses, from one scan of the events table.
+
+    Parameters mirror the ``events.<name>`` config keys (``key`` is ``events.<name>``, used in
+    messages). ``attributes=()`` makes the whole table one subcategory ``"all"`` of attribute
+    ``"all"``.
+
+    Raises
+    ------
+    FileNotFoundError, EventsTableError
+        Missing file or column, empty table, non-numeric or negative weights, null ids with
+        ``on_null="error"``, a public prior that lacks a kept subcategory.
+    """
+    if activity_scope not in ("top_items", "global"):
+        raise ValueError(f"config key {key}.activity_scope: {activity_scope!r} is not top_items or global")
+    if on_null not in ("drop", "error"):
+        raise ValueError(f"config key {key}.on_null: {on_null!r} is not drop or error")
+    attributes = list(attributes)
+    numeric = {c: k for c, k in (
+        (count, f"{key}.count"),
+        (rank_items_by, f"{key}.rank_items_by"),
+        (activity_by, f"{key}.activity_by"),
+    ) if c is not None}
+    columns = [(user, f"{key}.user"), (item, f"{key}.item")]
+    columns += [(c, k) for c, k in numeric.items()]
+    columns += [(a, f"{key}.attributes") for a in attributes]
+    raw = scan_events(path, columns, key=f"{key}.path", strings=[user, item, *attributes])
+    checks_query = _check_numbers(raw, numeric, user, item)
+
+    weight = _number(count) if count is not None else pl.lit(1.0)
+    base = raw.filter(pl.col(user).is_not_null() & pl.col(item).is_not_null())
+    if items is not None:
+        base = base.filter(pl.col(item).is_in([str(i) for i in items]))
+    if exclude_users:
+        base = base.filter(~pl.col(user).is_in([str(u) for u in exclude_users]))
+    names = attributes or [ALL]
+    base = base.select(
+        pl.col(user).alias("user"),
+        pl.col(item).alias("item"),
+        weight.alias("count"),
+        (_number(rank_items_by) if rank_items_by else weight).alias("rank"),
+        (_number(activity_by) if activity_by else weight).alias("activity"),
+        *[pl.col(a).alias(f"a:{a}") for a in attributes],
+        *([pl.lit(ALL).alias(f"a:{ALL}")] if not attributes else []),
+    )
+    # Necessary for both scopes (activity >= 0): drop users below the threshold overall.
+    active = (
+        base.group_by("user")
+        .agg(pl.col("activity").sum())
+        .filter(pl.col("activity") >= min_user_count)
+        .select("user")
+    )
+    kept_rows = base.join(active, on="user", how="semi")
+    queries: list[pl.LazyFrame] = [checks_query]
+    for name in names:
+        a = f"a:{name}"
+        rows = base.filter(pl.col(a).is_not_null()).group_by(a).agg(
+            pl.len().cast(pl.Int64).alias("rows"),
+            pl.col("user").n_unique().cast(pl.Int64).alias("users"),
+        )
+        rank_source = kept_rows if activity_scope == "global" else base
+        ranks = rank_source.filter(pl.col(a).is_not_null()).group_by(a, "item").agg(
+            pl.col("rank").sum()
+        )
+        hist = kept_rows.filter(pl.col(a).is_not_null()).group_by(a, "user", "item").agg(
+            pl.col("count").sum(), pl.col("activity").sum()
+        )
+        queries += [rows, ranks, hist]
+    public = None
+    if isinstance(prior, Mapping):
+        public = _public_prior(prior, key=key, attributes=attributes,
+                               items=[str(i) for i in items] if items is not None else None)
+        queries += public
+    try:
+        results = pl.collect_all(queries, engine=engine)
+    except pl.exceptions.PolarsError as exc:
+        raise EventsTableError(f"{path}: cannot read the events table (config key {key}.path): "
+                               f"{type(exc).__name__}: {exc}") from exc
+    checks = results[0].row(0, named=True)
+    _raise_on_checks(checks, path=path, key=key, columns=numeric, user=user, item=item,
+                     on_null=on_null)
+
+    hist_frames, sub_frames, prior_frames = [], [], []
+    for index, name in enumerate(names):
+        a = f"a:{name}"
+        rows, ranks, hist = results[1 + 3 * index : 4 + 3 * index]
+        rows = rows.rename({a: "subcategory"}).with_columns(pl.col("subcategory").cast(pl.String))
+        ranks = ranks.rename({a: "subcategory"}).with_columns(pl.col("subcategory").cast(pl.String))
+        hist = hist.rename({a: "subcategory"}).with_columns(pl.col("subcategory").cast(pl.String))
+        ordered = ranks.sort(["subcategory", "rank", "item"], descending=[False, True, False])
+        top = (
+            ordered.group_by("subcategory", maintain_order=True).head(top_items)
+            if top_items is not None else ordered
+        ).select("subcategory", "item")
+        hist = hist.join(top, on=["subcategory", "item"], how="semi")
+        if activity_scope == "top_items":
+            enough = (
+                hist.group_by("subcategory", "user")
+                .agg(pl.col("activity").sum())
+                .filter(pl.col("activity") >= min_user_count)
+                .select("subcategory", "user")
+            )
+            hist = hist.join(enough, on=["subcategory", "user"], how="semi")
+        hist = hist.filter(pl.col("count") > 0)
+        per_sub = hist.group_by("subcategory").agg(
+            pl.col("user").n_unique().cast(pl.Int64).alias("kept_users"),
+            pl.col("item").n_unique().cast(pl.Int64).alias("items"),
+        )
+        table = (
+            rows.join(per_sub, on="subcategory", how="left")
+            .with_columns(pl.col("kept_users", "items").fill_null(0))
+            .with_columns(
+                pl.when(pl.col("kept_users") >= min_users).then(pl.lit("kept"))
+                .otherwise(pl.lit("skipped")).alias("status"),
+                pl.when(pl.col("kept_users") >= min_users).then(pl.lit(""))
+                .when(pl.col("kept_users") == 0)
+                .then(pl.lit(f"no user with activity >= min_user_count ({min_user_count})"))
+                .otherwise(
+                    pl.format("{} users < min_users ({})", pl.col("kept_users"), pl.lit(min_users))
+                ).alias("reason"),
+            )
+            .select(pl.lit(name).alias("attribute"), pl.all())
+        )
+        kept = table.filter(pl.col("status") == "kept").select("subcategory")
+        hist = hist.join(kept, on="subcategory", how="semi")
+        log.info("%s %s: %d subcategories, %d kept", key, name, table.height, kept.height)
+        sub_frames.append(table.select(list(SUBCATEGORY_SCHEMA)).cast(SUBCATEGORY_SCHEMA))
+        hist_frames.append(
+            hist.select(pl.lit(name).alias("attribute"), "subcategory", "user", "item", "count")
+            .cast(HISTOGRAM_SCHEMA)
+        )
+        if public is not None:
+            masses = results[1 + 3 * len(names) + index].with_columns(
+                pl.col("subcategory").cast(pl.String)
+            )
+            lacking = sorted(set(kept["subcategory"]) - set(masses["subcategory"]))
+            if lacking:
+                raise EventsTableError(
+                    f"{prior['path']}: the public prior table (config key {key}.prior) lacks "
+                    f"subcategory {lacking[0]!r} of attribute {name!r}"
+                    + (f" (and {len(lacking) - 1} more: {lacking[1:6]})" if len(lacking) > 1 else "")
+                )
+            item_sets = hist.select("subcategory", "item").unique()
+            q = item_sets.join(masses, on=["subcategory", "item"], how="left").with_columns(
+                pl.col("mass").fill_null(0.0)
+            )
+            q = q.with_columns(
+                (pl.col("mass") / pl.col("mass").sum().over("subcategory")).alias("q")
+            )
+            prior_frames.append(
+                q.select(pl.lit(name).alias("attribute"), "subcategory", "item", "q").cast(PRIOR_SCHEMA)
+            )
+    histograms = pl.concat(hist_frames).sort("attribute", "subcategory", "user", "item")
+    subcategories = pl.concat(sub_frames).sort("attribute", "status", "subcategory")
+    priors = (
+        pl.concat(prior_frames).sort("attribute", "subcategory", "item")
+        if prior_frames else pl.DataFrame(schema=PRIOR_SCHEMA)
+    )
+    stats = {k: int(v) for k, v in checks.items() if k in ("rows", "null_user", "null_item")}
+    if histograms.height == 0:
+        log.warning("%s: no subcategory of any attribute was kept (see the subcategories table)", key)
+    return EventHistograms(histograms, priors, subcategories, stats)

@@ -1,0 +1,253 @@
+"""One attribute of an events experiment, every ε in one process: each kept user's divergence
+between ``p`` and its release under each method, the released samples and the kernel audit.
+
+Methods (``methods`` of the config):
+
+* ``minimax``: ``p K`` with the minimax-optimal kernel of the public prior (TV and KL);
+* ``mollifier_tv`` / ``mollifier_kl``: the TV / KL projection onto the relative mollifier
+  around the prior (:func:`ldpsample.relative_mollifier_tv`, :func:`~ldpsample.relative_mollifier_kl`);
+* ``randomized_response``: ``p K`` with n-ary randomized response (TV and KL).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from ldpsample._progress import progress as _progress
+from ldpsample.baselines import randomized_response
+from ldpsample.divergences import kl_divergence, tv_distance
+from ldpsample.events import release as _release
+from ldpsample.minimax import apply_minimax
+from ldpsample.mollifier import relative_mollifier_kl, relative_mollifier_tv
+from ldpsample.sampling import sample_categorical
+
+__all__ = [
+    "AUDIT_SCHEMA",
+    "METHODS",
+    "RELEASED_SCHEMA",
+    "AttributeResult",
+    "evaluate_attribute",
+    "per_user_schema",
+    "subcategory_matrix",
+]
+
+log = logging.getLogger(__name__)
+
+#: Method -> the divergences it is scored with.
+METHODS: dict[str, tuple[str, ...]] = {
+    "minimax": ("tv", "kl"),
+    "mollifier_tv": ("tv",),
+    "mollifier_kl": ("kl",),
+    "randomized_response": ("tv", "kl"),
+}
+PRIORS = ("user_mean", "pooled", "uniform")
+
+AUDIT_SCHEMA: dict[str, pl.DataType] = {
+    "attribute": pl.String(),
+    "subcategory": pl.String(),
+    "epsilon": pl.Float64(),
+    "kernel": pl.String(),
+    "n_items": pl.Int64(),
+    "realized_epsilon": pl.Float64(),
+}
+RELEASED_SCHEMA: dict[str, pl.DataType] = {
+    "epsilon": pl.Float64(),
+    "user": pl.String(),
+    "attribute": pl.String(),
+    "subcategory": pl.String(),
+    "item": pl.String(),
+}
+
+
+def per_user_schema(methods: Sequence[str]) -> dict[str, pl.DataType]:
+    """Columns of the per-user table: keys and ``<divergence>_<method>`` values."""
+    return {
+        "epsilon": pl.Float64(),
+        "attribute": pl.String(),
+        "subcategory": pl.String(),
+        "user": pl.String(),
+        **{f"{d}_{m}": pl.Float64() for m in _ordered(methods) for d in METHODS[m]},
+    }
+
+
+def _ordered(methods: Sequence[str]) -> list[str]:
+    unknown = sorted(set(methods) - set(METHODS))
+    if unknown:
+        raise ValueError(f"unknown methods {unknown}; choose from {list(METHODS)}")
+    return [m for m in METHODS if m in set(methods)]
+
+
+@dataclass(frozen=True)
+class AttributeResult:
+    per_user: pl.DataFrame
+    audit: pl.DataFrame
+    released: pl.DataFrame
+
+
+def subcategory_matrix(
+    rows: pl.DataFrame,
+) -> tuple[NDArray[np.str_], NDArray[np.str_], NDArray[np.float64]]:
+    """``(users, items, counts)`` of one subcategory's histogram rows, users and items sorted."""
+    users = np.sort(rows["user"].unique().to_numpy())
+    items = np.sort(rows["item"].unique().to_numpy())
+    counts = np.zeros((users.size, items.size))
+    np.add.at(
+        counts,
+        (np.searchsorted(users, rows["user"].to_numpy()), np.searchsorted(items, rows["item"].to_numpy())),
+        rows["count"].to_numpy().astype(float),
+    )
+    return users, items, counts
+
+
+def _prior(kind: str, P: NDArray[np.float64], counts: NDArray[np.float64]) -> NDArray[np.float64]:
+    if kind == "user_mean":
+        q = P.mean(axis=0)
+    elif kind == "pooled":
+        q = counts.sum(axis=0)
+    elif kind == "uniform":
+        q = np.ones(P.shape[1])
+    else:
+        raise ValueError(f"prior must be one of {PRIORS} or a table, got {kind!r}")
+    return q / q.sum()
+
+
+def evaluate_attribute(
+    histograms: pl.DataFrame,
+    priors: pl.DataFrame | None,
+    *,
+    name: str,
+    attribute: str,
+    prior: str,
+    epsilons: Sequence[float],
+    methods: Sequence[str],
+    release: bool,
+    seed: int,
+    chunk_users: int = 20_000,
+    progress: bool = False,
+    kernel: Callable[..., object] | None = None,
+) -> AttributeResult:
+    """Per-user divergences, released items and kernel audit of one attribute, all ε.
+
+    Parameters
+    ----------
+    histograms
+        Rows of :data:`ldpsample.events.histograms.HISTOGRAM_SCHEMA` (other attributes ignored).
+    priors
+        :data:`~ldpsample.events.histograms.PRIOR_SCHEMA` rows for ``prior="table"``.
+    prior
+        ``user_mean``, ``pooled``, ``uniform`` or ``table``.
+    release
+        Draw one item per kept (user, subcategory) and ε from the minimax kernel.
+    seed
+        Config seed; each ε's stream is :func:`ldpsample.events.release.release_rng`.
+    kernel
+        Stand-in for :func:`ldpsample.events.release.minimax_release_kernel` (tests).
+
+    Raises
+    ------
+    PrivacyAuditError
+        If a kernel's realised ε exceeds its ε (before anything is returned).
+    """
+    methods = _ordered(methods)
+    eps_list = sorted(float(e) for e in epsilons)
+    make_kernel = kernel or _release.minimax_release_kernel
+    rows = histograms.filter(pl.col("attribute") == attribute)
+    schema = per_user_schema(methods)
+    per_user, audit, released = [], [], []
+    parts = rows.partition_by("subcategory", as_dict=True, maintain_order=True)
+    rngs = {eps: _release.release_rng(seed, name, attribute, eps) for eps in eps_list}
+    for (subcategory,) in _progress(sorted(parts), desc=f"{attribute} subcategories", enabled=progress):
+        users, items, counts = subcategory_matrix(parts[(subcategory,)])
+        P = counts / counts.sum(axis=1, keepdims=True)
+        if prior == "table":
+            table = priors.filter(
+                (pl.col("attribute") == attribute) & (pl.col("subcategory") == subcategory)
+            )
+            lookup = dict(zip(table["item"].to_list(), table["q"].to_list(), strict=True))
+            q = np.array([lookup.get(i, 0.0) for i in items], dtype=float)
+        else:
+            q = _prior(prior, P, counts)
+        n = items.size
+        for eps in eps_list:
+            what = f"events.{name}, {attribute}={subcategory!r}, epsilon={eps!r}"
+            values: dict[str, list[NDArray[np.float64]]] = {c: [] for c in list(schema)[4:]}
+            need_minimax = "minimax" in methods or release
+            K_minimax = make_kernel(q, epsilon=eps) if need_minimax else None
+            if K_minimax is not None:
+                realized = _release.audit_kernel(K_minimax.dense(), epsilon=eps, what=f"{what}, minimax kernel")
+                audit.append((attribute, subcategory, eps, "minimax", n, realized))
+            K_rr = None
+            if "randomized_response" in methods:
+                K_rr = randomized_response(n, epsilon=eps)
+                realized = _release.audit_kernel(K_rr, epsilon=eps, what=f"{what}, randomized_response kernel")
+                audit.append((attribute, subcategory, eps, "randomized_response", n, realized))
+            draws = []
+            for start in range(0, P.shape[0], chunk_users):
+                Pc = P[start : start + chunk_users]
+                if K_minimax is not None:
+                    R = apply_minimax(Pc, K_minimax)
+                    if "minimax" in methods:
+                        values["tv_minimax"].append(tv_distance(Pc, R))
+                        values["kl_minimax"].append(kl_divergence(Pc, R))
+                    if release:
+                        draws.append(sample_categorical(R, rng=rngs[eps]))
+                if "mollifier_tv" in methods:
+                    values["tv_mollifier_tv"].append(
+                        tv_distance(Pc, relative_mollifier_tv(Pc, q, epsilon=eps))
+                    )
+                if "mollifier_kl" in methods:
+                    values["kl_mollifier_kl"].append(
+                        kl_divergence(Pc, relative_mollifier_kl(Pc, q, epsilon=eps))
+                    )
+                if K_rr is not None:
+                    R = Pc @ K_rr
+                    values["tv_randomized_response"].append(tv_distance(Pc, R))
+                    values["kl_randomized_response"].append(kl_divergence(Pc, R))
+            columns = {c: np.concatenate(v) for c, v in values.items()}
+            for column, v in columns.items():
+                if np.isnan(v).any():
+                    raise ValueError(f"{what}: {column} gave NaN")
+            per_user.append(
+                pl.DataFrame(
+                    {
+                        "epsilon": np.full(users.size, eps),
+                        "attribute": [attribute] * users.size,
+                        "subcategory": [subcategory] * users.size,
+                        "user": users.tolist(),
+                        **columns,
+                    },
+                    schema=schema,
+                )
+            )
+            if release:
+                index = np.concatenate(draws)
+                released.append(
+                    pl.DataFrame(
+                        {
+                            "epsilon": np.full(users.size, eps),
+                            "user": users.tolist(),
+                            "attribute": [attribute] * users.size,
+                            "subcategory": [subcategory] * users.size,
+                            "item": items[index].tolist(),
+                        },
+                        schema=RELEASED_SCHEMA,
+                    )
+                )
+        log.info("%s=%s: %d users, %d items, ε %s", attribute, subcategory, users.size, n, eps_list)
+    return AttributeResult(
+        per_user=(pl.concat(per_user) if per_user else pl.DataFrame(schema=schema)).sort(
+            "epsilon", "attribute", "subcategory", "user"
+        ),
+        audit=pl.DataFrame(audit, schema=AUDIT_SCHEMA, orient="row").sort(
+            "attribute", "subcategory", "epsilon", "kernel"
+        ),
+        released=(pl.concat(released) if released else pl.DataFrame(schema=RELEASED_SCHEMA)).sort(
+            "epsilon", "attribute", "subcategory", "user"
+        ),
+    )

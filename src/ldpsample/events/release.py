@@ -1,0 +1,66 @@
+"""The released samples and their privacy audit: which kernel releases, how it is seeded, and
+the check that its realised ε does not exceed the claimed ε.
+
+The released item of a user is drawn from ``p K`` where ``K`` is the minimax-optimal kernel of
+the subcategory's public prior (:func:`ldpsample.minimax_coefficients`,
+:func:`ldpsample.apply_minimax`, :func:`ldpsample.sample_categorical`). The audit looks only at
+the matrix of the kernel actually used (:func:`ldpsample.realized_epsilon`), so it would catch a
+kernel built wrongly anywhere upstream.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ldpsample.audit import realized_epsilon
+from ldpsample.minimax import MinimaxKernel, minimax_coefficients
+
+__all__ = [
+    "EPSILON_TOLERANCE",
+    "PrivacyAuditError",
+    "audit_kernel",
+    "epsilon_text",
+    "minimax_release_kernel",
+    "release_rng",
+]
+
+#: Rounding allowed between a kernel's realised ε and its claimed ε (relative to max(1, ε)).
+EPSILON_TOLERANCE = 1e-9
+
+
+class PrivacyAuditError(RuntimeError):
+    """A kernel's realised ε exceeds the claimed ε: nothing may be released."""
+
+
+def epsilon_text(epsilon: float) -> str:
+    """Plain decimal text of ε (as the pipeline's ``eps~<ε>`` folders): 8.0 -> "8"."""
+    return np.format_float_positional(float(epsilon), trim="-")
+
+
+def minimax_release_kernel(q: NDArray[np.float64], *, epsilon: float) -> MinimaxKernel:
+    """The kernel that releases (and whose audit is recorded) for prior ``q`` at ``epsilon``."""
+    return minimax_coefficients(q, epsilon=epsilon)
+
+
+def release_rng(seed: int, name: str, attribute: str, epsilon: float) -> np.random.Generator:
+    """Generator of one (dataset, attribute, ε) release: the config seed and stable crc32 codes
+    of the names and ε (independent streams per job, the same draws on every run)."""
+    codes = [zlib.crc32(str(v).encode()) for v in (name, attribute, epsilon_text(epsilon))]
+    return np.random.default_rng(np.random.SeedSequence([int(seed), *codes]))
+
+
+def audit_kernel(K: NDArray[np.float64], *, epsilon: float, what: str) -> float:
+    """Realised ε of a kernel matrix; raise :class:`PrivacyAuditError` if it exceeds ε.
+
+    ``what`` names the kernel in the message (dataset, attribute, subcategory, mechanism).
+    """
+    realized = realized_epsilon(K)
+    if not realized <= epsilon + EPSILON_TOLERANCE * max(1.0, epsilon):
+        raise PrivacyAuditError(
+            f"privacy audit FAILED for {what}: realised epsilon {realized!r} exceeds the claimed "
+            f"epsilon {epsilon!r}; nothing is released"
+        )
+    return realized
