@@ -21,9 +21,11 @@ include: "workflow/rules/download.smk"
 include: "workflow/rules/movielens.smk"
 include: "workflow/rules/avazu.smk"
 include: "workflow/rules/wpm.smk"
+include: "workflow/rules/events.smk"
 
 
 rule all:
     default_target: True
     input:
         get_final_outputs(),
+        get_events_outputs(),

@@ -1,0 +1,31 @@
+"""Events dataset: the published tables from the per-attribute parts (worst cases, summary,
+kernel audit re-checked, each user's releases and total ε) (ldpsample.events.tables)."""
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from ldpsample.events import tables
+from ldpsample.io import write_csv, write_parquet
+from ldpsample.scripting import start
+
+if TYPE_CHECKING:
+    from snakemake.script import snakemake
+
+log = start(snakemake)
+per_user = pl.concat([pl.read_parquet(p) for p in snakemake.input.per_user]).sort(
+    "epsilon", "attribute", "subcategory", "user"
+)
+audit = pl.concat([pl.read_parquet(p) for p in snakemake.input.audit]).sort(
+    "attribute", "subcategory", "epsilon", "kernel"
+)
+tables.check_audit(audit)
+max_tv, max_kl = tables.max_table(per_user, "tv"), tables.max_table(per_user, "kl")
+write_parquet(per_user, snakemake.output.per_user)
+write_csv(max_tv, snakemake.output.max_tv)
+write_csv(max_kl, snakemake.output.max_kl)
+write_csv(tables.summary(max_tv, max_kl), snakemake.output.summary)
+write_csv(audit, snakemake.output.audit)
+write_csv(tables.audit_users(per_user), snakemake.output.audit_users)
+log.info("%d per-user rows, %d kernels audited (max realised ε - ε = %s)", per_user.height,
+         audit.height, (audit["realized_epsilon"] - audit["epsilon"]).max())

@@ -1,0 +1,22 @@
+"""Events dataset, one attribute: max TV per subcategory and method, a panel per ε
+(ldpsample.events.figures.plot_attribute)."""
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from ldpsample.events.figures import plot_attribute
+from ldpsample.io import write_figure
+from ldpsample.plotting import close
+from ldpsample.scripting import start
+
+if TYPE_CHECKING:
+    from snakemake.script import snakemake
+
+log = start(snakemake)
+max_tv = pl.read_csv(
+    snakemake.input.max_tv, schema_overrides={"attribute": pl.String, "subcategory": pl.String}
+)
+figure = plot_attribute(max_tv, name=snakemake.params.name, attribute=snakemake.params.attribute)
+write_figure(figure, snakemake.output.figure, dpi=120)
+close(figure)

@@ -1,0 +1,24 @@
+"""Events dataset: one scan of the table for every attribute -> kept users' histograms per
+subcategory, the subcategory table (kept/skipped and why) and a public table's priors
+(ldpsample.events.build_event_histograms)."""
+
+from typing import TYPE_CHECKING
+
+from ldpsample.events import build_event_histograms
+from ldpsample.io import write_csv, write_parquet
+from ldpsample.scripting import start
+
+if TYPE_CHECKING:
+    from snakemake.script import snakemake
+
+log = start(snakemake)
+options = dict(snakemake.params.options)
+try:
+    result = build_event_histograms(options.pop("path"), **options)
+except (OSError, ValueError) as exc:
+    log.error("%s", exc)  # the first line names the file, config key and value
+    raise
+write_parquet(result.histograms, snakemake.output.histograms)
+write_parquet(result.priors, snakemake.output.priors)
+write_csv(result.subcategories, snakemake.output.subcategories)
+log.info("table stats %s; %d histogram rows", result.stats, result.histograms.height)

@@ -1,0 +1,32 @@
+"""Events dataset, one attribute, every ε: per-user divergences of each method, the
+minimax-released items and the realised ε of every kernel used (ldpsample.events.evaluate_attribute;
+a kernel above its ε fails the job before anything is written)."""
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from ldpsample.events import evaluate_attribute
+from ldpsample.io import write_parquet
+from ldpsample.scripting import start
+
+if TYPE_CHECKING:
+    from snakemake.script import snakemake
+
+log = start(snakemake)
+try:
+    result = evaluate_attribute(
+        pl.read_parquet(snakemake.input.histograms),
+        pl.read_parquet(snakemake.input.priors),
+        attribute=snakemake.params.attribute,
+        progress=True,
+        **snakemake.params.options,
+    )
+except Exception as exc:
+    log.error("%s", exc)
+    raise
+write_parquet(result.per_user, snakemake.output.per_user)
+write_parquet(result.audit, snakemake.output.audit)
+write_parquet(result.released, snakemake.output.released)
+log.info("%d per-user rows, %d kernels audited, %d released items", result.per_user.height,
+         result.audit.height, result.released.height)
