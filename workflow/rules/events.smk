@@ -205,9 +205,14 @@ rule events_metrics:
         priors=f"{EVENTS_RESULTS}/{{name}}/work/priors.parquet",
         code=get_library_sources(*EVENTS_METRICS_CODE),
     output:
-        per_user=f"{EVENTS_RESULTS}/{{name}}/work/attribute~{{attribute}}/per_user.parquet",
+        # per_user and released are combined into the published files, then removed
+        per_user=temp(
+            f"{EVENTS_RESULTS}/{{name}}/work/attribute~{{attribute}}/per_user.parquet"
+        ),
         audit=f"{EVENTS_RESULTS}/{{name}}/work/attribute~{{attribute}}/audit.parquet",
-        released=f"{EVENTS_RESULTS}/{{name}}/work/attribute~{{attribute}}/released.parquet",
+        released=temp(
+            f"{EVENTS_RESULTS}/{{name}}/work/attribute~{{attribute}}/released.parquet"
+        ),
     log:
         "logs/events_metrics/{name}/attribute~{attribute}.log",
     benchmark:
