@@ -27,5 +27,9 @@ write_csv(max_kl, snakemake.output.max_kl)
 write_csv(tables.summary(max_tv, max_kl), snakemake.output.summary)
 write_csv(audit, snakemake.output.audit)
 write_csv(tables.audit_users(per_user), snakemake.output.audit_users)
-log.info("%d per-user rows, %d kernels audited (max realised ε - ε = %s)", per_user.height,
-         audit.height, (audit["realized_epsilon"] - audit["epsilon"]).max())
+log.info(
+    "%d per-user rows, %d kernels audited (max realised ε - ε = %s)",
+    per_user.height,
+    audit.height,
+    (audit["realized_epsilon"] - audit["epsilon"]).max(),
+)

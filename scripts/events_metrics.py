@@ -28,5 +28,9 @@ except Exception as exc:
 write_parquet(result.per_user, snakemake.output.per_user)
 write_parquet(result.audit, snakemake.output.audit)
 write_parquet(result.released, snakemake.output.released)
-log.info("%d per-user rows, %d kernels audited, %d released items", result.per_user.height,
-         result.audit.height, result.released.height)
+log.info(
+    "%d per-user rows, %d kernels audited, %d released items",
+    result.per_user.height,
+    result.audit.height,
+    result.released.height,
+)

@@ -22,7 +22,15 @@ pytestmark = pytest.mark.workflow
 OTHERS_OFF = {
     "experiments": {
         k: False
-        for k in ("synthetic", "theory", "movielens", "avazu", "wpm_ring", "wpm_movielens", "wpm_gowalla")
+        for k in (
+            "synthetic",
+            "theory",
+            "movielens",
+            "avazu",
+            "wpm_ring",
+            "wpm_movielens",
+            "wpm_gowalla",
+        )
     }
 }
 ALL_METHODS = ["minimax", "mollifier_tv", "mollifier_kl", "randomized_response"]
@@ -62,7 +70,15 @@ def small_events(seed=0, users=40):
         country = ["de", "fr", "it"][u % 3]
         for device in ("phone", "tablet"):
             for _ in range(rng.integers(2, 9)):
-                rows.append((f"u{u:03d}", f"i{rng.integers(0, 6)}", float(rng.integers(1, 4)), country, device))
+                rows.append(
+                    (
+                        f"u{u:03d}",
+                        f"i{rng.integers(0, 6)}",
+                        float(rng.integers(1, 4)),
+                        country,
+                        device,
+                    )
+                )
     return pl.DataFrame(rows, schema=["user_id", "item_id", "n", "country", "device"], orient="row")
 
 
@@ -83,15 +99,23 @@ def run(wd, name, events, check=True):
     return snakemake(wd, "-c2", "--configfile", config, check=check)
 
 
-def expected_max(events: pl.DataFrame, attribute: str, subcategory: str, eps: float, top=4, min_count=3):
+def expected_max(
+    events: pl.DataFrame, attribute: str, subcategory: str, eps: float, top=4, min_count=3
+):
     """Worst-case TV/KL of minimax and randomized response by plain numpy on dense kernels."""
     rows = events.filter(pl.col(attribute) == subcategory)
-    ranks = rows.group_by("item_id").agg(pl.col("n").sum()).sort(["n", "item_id"], descending=[True, False])
+    ranks = (
+        rows.group_by("item_id")
+        .agg(pl.col("n").sum())
+        .sort(["n", "item_id"], descending=[True, False])
+    )
     top_items = ranks["item_id"][:top].to_list()
     rows = rows.filter(pl.col("item_id").is_in(top_items))
     totals = rows.group_by("user_id").agg(pl.col("n").sum()).filter(pl.col("n") >= min_count)
     rows = rows.filter(pl.col("user_id").is_in(totals["user_id"].to_list()))
-    wide = rows.pivot(on="item_id", index="user_id", values="n", aggregate_function="sum").fill_null(0)
+    wide = rows.pivot(
+        on="item_id", index="user_id", values="n", aggregate_function="sum"
+    ).fill_null(0)
     items = sorted(c for c in wide.columns if c != "user_id")
     counts = wide.sort("user_id").select(items).to_numpy().astype(float)
     P = counts / counts.sum(axis=1, keepdims=True)
@@ -123,20 +147,28 @@ def test_events_outputs_and_values(workdir, suffix):
         for eps in (1.0, 4.0):
             want = expected_max(events, attribute, subcategory, eps)
             got = max_tv.filter(
-                (pl.col("attribute") == attribute) & (pl.col("subcategory") == subcategory) & (pl.col("epsilon") == eps)
+                (pl.col("attribute") == attribute)
+                & (pl.col("subcategory") == subcategory)
+                & (pl.col("epsilon") == eps)
             )
-            assert got.filter(pl.col("method") == "minimax")["max_tv"].item() == pytest.approx(want[("tv", "minimax")], abs=1e-12)
-            assert got.filter(pl.col("method") == "randomized_response")["max_tv"].item() == pytest.approx(
-                want[("tv", "randomized_response")], abs=1e-12
+            assert got.filter(pl.col("method") == "minimax")["max_tv"].item() == pytest.approx(
+                want[("tv", "minimax")], abs=1e-12
             )
+            assert got.filter(pl.col("method") == "randomized_response")[
+                "max_tv"
+            ].item() == pytest.approx(want[("tv", "randomized_response")], abs=1e-12)
             assert got["n_users"].unique().to_list() == [want[("n_users",)]]
             got_kl = max_kl.filter(
-                (pl.col("attribute") == attribute) & (pl.col("subcategory") == subcategory) & (pl.col("epsilon") == eps)
+                (pl.col("attribute") == attribute)
+                & (pl.col("subcategory") == subcategory)
+                & (pl.col("epsilon") == eps)
                 & (pl.col("method") == "minimax")
             )
             assert got_kl["max_kl"].item() == pytest.approx(want[("kl", "minimax")], abs=1e-12)
     # subcategories, audit, releases, per-user cost, figures, summary
-    subcategories = pl.read_csv(base / "subcategories.csv", schema_overrides={"subcategory": pl.String})
+    subcategories = pl.read_csv(
+        base / "subcategories.csv", schema_overrides={"subcategory": pl.String}
+    )
     assert set(subcategories["status"]) <= {"kept", "skipped"}
     assert subcategories.filter(pl.col("status") == "kept").height == 5  # 3 countries + 2 devices
     audit = pl.read_csv(base / "audit.csv", schema_overrides={"subcategory": pl.String})
@@ -144,7 +176,9 @@ def test_events_outputs_and_values(workdir, suffix):
     assert {"n_items", "realized_epsilon"} <= set(audit.columns)
     assert audit.height == 5 * 2 * 2  # subcategories x ε x (minimax, randomized response)
     assert (audit["realized_epsilon"] <= audit["epsilon"] * (1 + 1e-9)).all()
-    assert np.allclose(audit["realized_epsilon"], audit["epsilon"], rtol=1e-9)  # both kernels are tight
+    assert np.allclose(
+        audit["realized_epsilon"], audit["epsilon"], rtol=1e-9
+    )  # both kernels are tight
     per_user = pl.read_parquet(base / "per_user.parquet")
     for eps in ("1", "4"):
         released = pl.read_parquet(base / f"released/eps~{eps}.parquet")
@@ -152,7 +186,9 @@ def test_events_outputs_and_values(workdir, suffix):
         assert released.height == per_user.filter(pl.col("epsilon") == float(eps)).height
     users = pl.read_csv(base / "audit_users.csv", schema_overrides={"user": pl.String})
     assert users.columns == ["user", "epsilon", "releases", "total_epsilon"]
-    assert (users["releases"] <= 3).all() and (users["total_epsilon"] == users["releases"] * users["epsilon"]).all()
+    assert (users["releases"] <= 3).all() and (
+        users["total_epsilon"] == users["releases"] * users["epsilon"]
+    ).all()
     assert (users["releases"] == 3).any()  # kept in a country and on both devices: 3ε
     for attribute in ("country", "device"):
         assert (base / f"figures/{attribute}.png").stat().st_size > 0
@@ -172,7 +208,9 @@ def test_events_release_is_reproducible_and_streams_differ(workdir):
     other = "repro-other"
     run(workdir, other, {other: entry("data/events.parquet", epsilons=[2])})
     second = pl.read_parquet(workdir / "results/events" / other / "released/eps~2.parquet")
-    assert first.select("user", "attribute", "subcategory").equals(second.select("user", "attribute", "subcategory"))
+    assert first.select("user", "attribute", "subcategory").equals(
+        second.select("user", "attribute", "subcategory")
+    )
     assert not first["item"].equals(second["item"])  # another dataset name, another stream
 
 
@@ -182,8 +220,14 @@ def test_events_no_attributes_uniform_prior_and_disabled_entry(workdir):
         workdir,
         name,
         {
-            name: entry("data/events.parquet", attributes=[], prior="uniform", methods=["minimax", "randomized_response"],
-                        release=False, min_users=1),
+            name: entry(
+                "data/events.parquet",
+                attributes=[],
+                prior="uniform",
+                methods=["minimax", "randomized_response"],
+                release=False,
+                min_users=1,
+            ),
             "off": entry("data/missing.parquet", enabled=False),
         },
     )
@@ -205,8 +249,7 @@ def test_events_audit_fails_on_a_non_private_kernel(tmp_path):
     small_events().write_parquet(wd / "data/events.parquet")
     module = wd / "src/ldpsample/events/release.py"
     module.write_text(
-        module.read_text()
-        + "\n\n_private_kernel = minimax_release_kernel\n\n"
+        module.read_text() + "\n\n_private_kernel = minimax_release_kernel\n\n"
         "def minimax_release_kernel(q, *, epsilon):  # injected by the test: NOT ε-LDP\n"
         "    return _private_kernel(q, epsilon=3 * epsilon)\n"
     )
@@ -220,13 +263,33 @@ def test_events_audit_fails_on_a_non_private_kernel(tmp_path):
 
 
 BAD = {
-    "missing-column": (dict(user="customer"), "column 'customer' (config key events.{name}.user) not found"),
+    "missing-column": (
+        dict(user="customer"),
+        "column 'customer' (config key events.{name}.user) not found",
+    ),
     "non-numeric": (dict(count="country"), "column 'country' (config key events.{name}.count) has"),
-    "negative": (dict(path="data/negative.parquet"), "(config key events.{name}.count) has 1 negative values"),
-    "null-error": (dict(path="data/nulls.parquet", on_null="error"), "(config key events.{name}.user) has 1 null values"),
-    "empty": (dict(path="data/empty.csv"), "the events table is empty (config key events.{name}.path)"),
+    "negative": (
+        dict(path="data/negative.parquet"),
+        "(config key events.{name}.count) has 1 negative values",
+    ),
+    "null-error": (
+        dict(path="data/nulls.parquet", on_null="error"),
+        "(config key events.{name}.user) has 1 null values",
+    ),
+    "empty": (
+        dict(path="data/empty.csv"),
+        "the events table is empty (config key events.{name}.path)",
+    ),
     "prior-lacks": (
-        dict(prior=dict(path="data/public.parquet", user="user_id", item="item_id", count=None, attributes=["country", "device"])),
+        dict(
+            prior=dict(
+                path="data/public.parquet",
+                user="user_id",
+                item="item_id",
+                count=None,
+                attributes=["country", "device"],
+            )
+        ),
         "lacks subcategory 'it' of attribute 'country'",
     ),
 }
@@ -235,20 +298,28 @@ BAD = {
 @pytest.mark.parametrize("case", sorted(BAD))
 def test_events_bad_input_fails_at_its_job_naming_the_key(workdir, case):
     events = small_events()
-    events.with_columns(pl.when(pl.int_range(pl.len()) == 3).then(-1.0).otherwise(pl.col("n")).alias("n")).write_parquet(
-        workdir / "data/negative.parquet"
-    )
-    events.with_columns(pl.when(pl.int_range(pl.len()) == 3).then(None).otherwise(pl.col("user_id")).alias("user_id")).write_parquet(
-        workdir / "data/nulls.parquet"
-    )
+    events.with_columns(
+        pl.when(pl.int_range(pl.len()) == 3).then(-1.0).otherwise(pl.col("n")).alias("n")
+    ).write_parquet(workdir / "data/negative.parquet")
+    events.with_columns(
+        pl.when(pl.int_range(pl.len()) == 3)
+        .then(None)
+        .otherwise(pl.col("user_id"))
+        .alias("user_id")
+    ).write_parquet(workdir / "data/nulls.parquet")
     (workdir / "data/empty.csv").write_text("user_id,item_id,n,country,device\n")
     events.filter(pl.col("country") != "it").write_parquet(workdir / "data/public.parquet")
     name = f"bad-{case}"
     changes, message = BAD[case]
-    proc = run(workdir, name, {name: entry(changes.pop("path", "data/events.parquet"), **changes)}, check=False)
+    proc = run(
+        workdir,
+        name,
+        {name: entry(changes.pop("path", "data/events.parquet"), **changes)},
+        check=False,
+    )
     assert proc.returncode != 0
     log = (workdir / f"logs/events_histograms/{name}.log").read_text()
-    first = [line for line in log.splitlines() if " ERROR " in line][0]
+    first = next(line for line in log.splitlines() if " ERROR " in line)
     assert message.format(name=name) in first, log
     assert not (workdir / "results/events" / name).exists() or not result_files_of(workdir, name)
 
@@ -261,7 +332,10 @@ def result_files_of(wd, name):
     ("events", "message"),
     [
         ({"Bad Name": entry("data/events.parquet")}, "Bad Name"),
-        ({"nofile": entry("data/nowhere.parquet")}, "config key events.nofile.path: file not found: 'data/nowhere.parquet'"),
+        (
+            {"nofile": entry("data/nowhere.parquet")},
+            "config key events.nofile.path: file not found: 'data/nowhere.parquet'",
+        ),
         ({"eps": entry("data/events.parquet", epsilons=[0])}, "0"),
         ({"meth": entry("data/events.parquet", methods=["laplace"])}, "laplace"),
     ],
@@ -274,22 +348,48 @@ def test_events_config_errors_stop_before_any_job(workdir, events, message):
 
 
 @pytest.mark.data
-@pytest.mark.skipif(not (SHARED_DATA / "ml-100k").is_dir(), reason=f"no ml-100k copy in {SHARED_DATA}")
+@pytest.mark.skipif(
+    not (SHARED_DATA / "ml-100k").is_dir(), reason=f"no ml-100k copy in {SHARED_DATA}"
+)
 def test_events_movielens_100k_from_shared_data(tmp_path):
     """u.data joined with u.user (age group, gender) as an events table, configuration only."""
     wd = copy_workflow(tmp_path / "wf")
     (wd / "data").mkdir()
-    ratings = pl.read_csv(SHARED_DATA / "ml-100k/u.data", separator="\t", has_header=False,
-                          new_columns=["user_id", "item_id", "rating", "timestamp"])
-    users = pl.read_csv(SHARED_DATA / "ml-100k/u.user", separator="|", has_header=False,
-                        new_columns=["user_id", "age", "gender", "occupation", "zip"])
+    ratings = pl.read_csv(
+        SHARED_DATA / "ml-100k/u.data",
+        separator="\t",
+        has_header=False,
+        new_columns=["user_id", "item_id", "rating", "timestamp"],
+    )
+    users = pl.read_csv(
+        SHARED_DATA / "ml-100k/u.user",
+        separator="|",
+        has_header=False,
+        new_columns=["user_id", "age", "gender", "occupation", "zip"],
+    )
     ratings.join(users, on="user_id").write_parquet(wd / "data/ml100k.parquet")
     name = "ml100k"
-    run(wd, name, {name: entry("data/ml100k.parquet", count="rating", attributes=["gender", "occupation"],
-                               top_items=50, min_user_count=20, min_users=30, epsilons=[1, 8])})
+    run(
+        wd,
+        name,
+        {
+            name: entry(
+                "data/ml100k.parquet",
+                count="rating",
+                attributes=["gender", "occupation"],
+                top_items=50,
+                min_user_count=20,
+                min_users=30,
+                epsilons=[1, 8],
+            )
+        },
+    )
     base = wd / "results/events" / name
     subcategories = pl.read_csv(base / "subcategories.csv")
-    assert subcategories.filter(pl.col("attribute") == "gender")["status"].to_list() == ["kept", "kept"]
+    assert subcategories.filter(pl.col("attribute") == "gender")["status"].to_list() == [
+        "kept",
+        "kept",
+    ]
     skipped = subcategories.filter(pl.col("status") == "skipped")
     assert skipped.height > 0 and skipped["reason"].str.contains("min_users").all()
     max_tv = pl.read_csv(base / "max_tv.csv")

@@ -24,8 +24,13 @@ def plot_attribute(max_tv: pl.DataFrame, *, name: str, attribute: str) -> Figure
     if frame.height == 0:
         figure, ax = plt.subplots(figsize=(6, 2.5))
         ax.set_axis_off()
-        ax.text(0.5, 0.5, f"{name} {attribute}: no subcategory kept\n(see subcategories.csv)",
-                ha="center", va="center")
+        ax.text(
+            0.5,
+            0.5,
+            f"{name} {attribute}: no subcategory kept\n(see subcategories.csv)",
+            ha="center",
+            va="center",
+        )
         return figure
     subcategories = sorted(set(frame["subcategory"].to_list()))
     epsilons = sorted(set(frame["epsilon"].to_list()))
@@ -36,11 +41,19 @@ def plot_attribute(max_tv: pl.DataFrame, *, name: str, attribute: str) -> Figure
     height = 3.2
     width = min(40.0, max(4.0, 0.35 * len(subcategories) + 1.5))
     grid = sns.catplot(
-        data=frame.to_pandas(), x="subcategory", y="max_tv", hue="method",
-        hue_order=[m for m in METHODS if m in set(frame["method"])], order=subcategories,
-        col="epsilon", col_order=panels,
+        data=frame.to_pandas(),
+        x="subcategory",
+        y="max_tv",
+        hue="method",
+        hue_order=[m for m in METHODS if m in set(frame["method"])],
+        order=subcategories,
+        col="epsilon",
+        col_order=panels,
         col_wrap=1 if len(subcategories) > 12 else min(3, len(epsilons)),
-        kind="bar", errorbar=None, height=height, aspect=width / height,
+        kind="bar",
+        errorbar=None,
+        height=height,
+        aspect=width / height,
     )
     grid.set_axis_labels(f"{attribute} subcategory", "max over users of TV(p, p̂)")
     grid.set_titles(f"{name}: {attribute}, {{col_name}}")

@@ -101,16 +101,20 @@ def _check_numbers(
     ]
     for column in columns:
         value = _number(column)
-        exprs.append(
-            (value.is_null() | value.is_nan()).sum().alias(f"bad:{column}")
-        )
+        exprs.append((value.is_null() | value.is_nan()).sum().alias(f"bad:{column}"))
         exprs.append((value < 0).sum().alias(f"negative:{column}"))
     return lf.select(exprs)
 
 
 def _raise_on_checks(
-    checks: dict[str, int], *, path: Any, key: str, columns: Mapping[str, str],
-    user: str, item: str, on_null: str,
+    checks: dict[str, int],
+    *,
+    path: Any,
+    key: str,
+    columns: Mapping[str, str],
+    user: str,
+    item: str,
+    on_null: str,
 ) -> None:
     if checks["rows"] == 0:
         raise EventsTableError(f"{path}: the events table is empty (config key {key}.path)")
@@ -135,12 +139,20 @@ def _raise_on_checks(
                 )
             log.warning(
                 "%s: dropped %d rows with a null %s (column %r; %s.on_null: drop)",
-                path, checks[label], which, column, key,
+                path,
+                checks[label],
+                which,
+                column,
+                key,
             )
 
 
 def _public_prior(
-    prior: Mapping[str, Any], *, key: str, attributes: Sequence[str], items: Sequence[str] | None,
+    prior: Mapping[str, Any],
+    *,
+    key: str,
+    attributes: Sequence[str],
+    items: Sequence[str] | None,
 ) -> list[pl.LazyFrame]:
     """Per attribute: (subcategory, item, mass) of the public table's pooled counts."""
     p_user, p_item, p_count = prior["user"], prior["item"], prior.get("count")
@@ -208,15 +220,21 @@ def build_event_histograms(
         ``on_null="error"``, a public prior that lacks a kept subcategory.
     """
     if activity_scope not in ("top_items", "global"):
-        raise ValueError(f"config key {key}.activity_scope: {activity_scope!r} is not top_items or global")
+        raise ValueError(
+            f"config key {key}.activity_scope: {activity_scope!r} is not top_items or global"
+        )
     if on_null not in ("drop", "error"):
         raise ValueError(f"config key {key}.on_null: {on_null!r} is not drop or error")
     attributes = list(attributes)
-    numeric = {c: k for c, k in (
-        (count, f"{key}.count"),
-        (rank_items_by, f"{key}.rank_items_by"),
-        (activity_by, f"{key}.activity_by"),
-    ) if c is not None}
+    numeric = {
+        c: k
+        for c, k in (
+            (count, f"{key}.count"),
+            (rank_items_by, f"{key}.rank_items_by"),
+            (activity_by, f"{key}.activity_by"),
+        )
+        if c is not None
+    }
     columns = [(user, f"{key}.user"), (item, f"{key}.item")]
     columns += [(c, k) for c, k in numeric.items()]
     columns += [(a, f"{key}.attributes") for a in attributes]
@@ -250,31 +268,46 @@ def build_event_histograms(
     queries: list[pl.LazyFrame] = [checks_query]
     for name in names:
         a = f"a:{name}"
-        rows = base.filter(pl.col(a).is_not_null()).group_by(a).agg(
-            pl.len().cast(pl.Int64).alias("rows"),
-            pl.col("user").n_unique().cast(pl.Int64).alias("users"),
+        rows = (
+            base.filter(pl.col(a).is_not_null())
+            .group_by(a)
+            .agg(
+                pl.len().cast(pl.Int64).alias("rows"),
+                pl.col("user").n_unique().cast(pl.Int64).alias("users"),
+            )
         )
         rank_source = kept_rows if activity_scope == "global" else base
-        ranks = rank_source.filter(pl.col(a).is_not_null()).group_by(a, "item").agg(
-            pl.col("rank").sum()
+        ranks = (
+            rank_source.filter(pl.col(a).is_not_null())
+            .group_by(a, "item")
+            .agg(pl.col("rank").sum())
         )
-        hist = kept_rows.filter(pl.col(a).is_not_null()).group_by(a, "user", "item").agg(
-            pl.col("count").sum(), pl.col("activity").sum()
+        hist = (
+            kept_rows.filter(pl.col(a).is_not_null())
+            .group_by(a, "user", "item")
+            .agg(pl.col("count").sum(), pl.col("activity").sum())
         )
         queries += [rows, ranks, hist]
     public = None
     if isinstance(prior, Mapping):
-        public = _public_prior(prior, key=key, attributes=attributes,
-                               items=[str(i) for i in items] if items is not None else None)
+        public = _public_prior(
+            prior,
+            key=key,
+            attributes=attributes,
+            items=[str(i) for i in items] if items is not None else None,
+        )
         queries += public
     try:
         results = pl.collect_all(queries, engine=engine)
     except pl.exceptions.PolarsError as exc:
-        raise EventsTableError(f"{path}: cannot read the events table (config key {key}.path): "
-                               f"{type(exc).__name__}: {exc}") from exc
+        raise EventsTableError(
+            f"{path}: cannot read the events table (config key {key}.path): "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
     checks = results[0].row(0, named=True)
-    _raise_on_checks(checks, path=path, key=key, columns=numeric, user=user, item=item,
-                     on_null=on_null)
+    _raise_on_checks(
+        checks, path=path, key=key, columns=numeric, user=user, item=item, on_null=on_null
+    )
 
     hist_frames, sub_frames, prior_frames = [], [], []
     for index, name in enumerate(names):
@@ -286,7 +319,8 @@ def build_event_histograms(
         ordered = ranks.sort(["subcategory", "rank", "item"], descending=[False, True, False])
         top = (
             ordered.group_by("subcategory", maintain_order=True).head(top_items)
-            if top_items is not None else ordered
+            if top_items is not None
+            else ordered
         ).select("subcategory", "item")
         hist = hist.join(top, on=["subcategory", "item"], how="semi")
         if activity_scope == "top_items":
@@ -306,14 +340,18 @@ def build_event_histograms(
             rows.join(per_sub, on="subcategory", how="left")
             .with_columns(pl.col("kept_users", "items").fill_null(0))
             .with_columns(
-                pl.when(pl.col("kept_users") >= min_users).then(pl.lit("kept"))
-                .otherwise(pl.lit("skipped")).alias("status"),
-                pl.when(pl.col("kept_users") >= min_users).then(pl.lit(""))
+                pl.when(pl.col("kept_users") >= min_users)
+                .then(pl.lit("kept"))
+                .otherwise(pl.lit("skipped"))
+                .alias("status"),
+                pl.when(pl.col("kept_users") >= min_users)
+                .then(pl.lit(""))
                 .when(pl.col("kept_users") == 0)
                 .then(pl.lit(f"no user with activity >= min_user_count ({min_user_count})"))
                 .otherwise(
                     pl.format("{} users < min_users ({})", pl.col("kept_users"), pl.lit(min_users))
-                ).alias("reason"),
+                )
+                .alias("reason"),
             )
             .select(pl.lit(name).alias("attribute"), pl.all())
         )
@@ -322,8 +360,9 @@ def build_event_histograms(
         log.info("%s %s: %d subcategories, %d kept", key, name, table.height, kept.height)
         sub_frames.append(table.select(list(SUBCATEGORY_SCHEMA)).cast(SUBCATEGORY_SCHEMA))
         hist_frames.append(
-            hist.select(pl.lit(name).alias("attribute"), "subcategory", "user", "item", "count")
-            .cast(HISTOGRAM_SCHEMA)
+            hist.select(
+                pl.lit(name).alias("attribute"), "subcategory", "user", "item", "count"
+            ).cast(HISTOGRAM_SCHEMA)
         )
         if public is not None:
             masses = results[1 + 3 * len(names) + index].with_columns(
@@ -334,7 +373,11 @@ def build_event_histograms(
                 raise EventsTableError(
                     f"{prior['path']}: the public prior table (config key {key}.prior) lacks "
                     f"subcategory {lacking[0]!r} of attribute {name!r}"
-                    + (f" (and {len(lacking) - 1} more: {lacking[1:6]})" if len(lacking) > 1 else "")
+                    + (
+                        f" (and {len(lacking) - 1} more: {lacking[1:6]})"
+                        if len(lacking) > 1
+                        else ""
+                    )
                 )
             item_sets = hist.select("subcategory", "item").unique()
             q = item_sets.join(masses, on=["subcategory", "item"], how="left").with_columns(
@@ -344,15 +387,20 @@ def build_event_histograms(
                 (pl.col("mass") / pl.col("mass").sum().over("subcategory")).alias("q")
             )
             prior_frames.append(
-                q.select(pl.lit(name).alias("attribute"), "subcategory", "item", "q").cast(PRIOR_SCHEMA)
+                q.select(pl.lit(name).alias("attribute"), "subcategory", "item", "q").cast(
+                    PRIOR_SCHEMA
+                )
             )
     histograms = pl.concat(hist_frames).sort("attribute", "subcategory", "user", "item")
     subcategories = pl.concat(sub_frames).sort("attribute", "status", "subcategory")
     priors = (
         pl.concat(prior_frames).sort("attribute", "subcategory", "item")
-        if prior_frames else pl.DataFrame(schema=PRIOR_SCHEMA)
+        if prior_frames
+        else pl.DataFrame(schema=PRIOR_SCHEMA)
     )
     stats = {k: int(v) for k, v in checks.items() if k in ("rows", "null_user", "null_item")}
     if histograms.height == 0:
-        log.warning("%s: no subcategory of any attribute was kept (see the subcategories table)", key)
+        log.warning(
+            "%s: no subcategory of any attribute was kept (see the subcategories table)", key
+        )
     return EventHistograms(histograms, priors, subcategories, stats)

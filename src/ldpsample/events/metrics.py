@@ -5,7 +5,8 @@ Methods (``methods`` of the config):
 
 * ``minimax``: ``p K`` with the minimax-optimal kernel of the public prior (TV and KL);
 * ``mollifier_tv`` / ``mollifier_kl``: the TV / KL projection onto the relative mollifier
-  around the prior (:func:`ldpsample.relative_mollifier_tv`, :func:`~ldpsample.relative_mollifier_kl`);
+  around the prior (:func:`ldpsample.relative_mollifier_tv`,
+  :func:`~ldpsample.relative_mollifier_kl`);
 * ``randomized_response``: ``p K`` with n-ary randomized response (TV and KL).
 """
 
@@ -99,7 +100,10 @@ def subcategory_matrix(
     counts = np.zeros((users.size, items.size))
     np.add.at(
         counts,
-        (np.searchsorted(users, rows["user"].to_numpy()), np.searchsorted(items, rows["item"].to_numpy())),
+        (
+            np.searchsorted(users, rows["user"].to_numpy()),
+            np.searchsorted(items, rows["item"].to_numpy()),
+        ),
         rows["count"].to_numpy().astype(float),
     )
     return users, items, counts
@@ -162,7 +166,9 @@ def evaluate_attribute(
     per_user, audit, released = [], [], []
     parts = rows.partition_by("subcategory", as_dict=True, maintain_order=True)
     rngs = {eps: _release.release_rng(seed, name, attribute, eps) for eps in eps_list}
-    for (subcategory,) in _progress(sorted(parts), desc=f"{attribute} subcategories", enabled=progress):
+    for (subcategory,) in _progress(
+        sorted(parts), desc=f"{attribute} subcategories", enabled=progress
+    ):
         users, items, counts = subcategory_matrix(parts[(subcategory,)])
         P = counts / counts.sum(axis=1, keepdims=True)
         if prior == "table":
@@ -180,12 +186,16 @@ def evaluate_attribute(
             need_minimax = "minimax" in methods or release
             K_minimax = make_kernel(q, epsilon=eps) if need_minimax else None
             if K_minimax is not None:
-                realized = _release.audit_kernel(K_minimax.dense(), epsilon=eps, what=f"{what}, minimax kernel")
+                realized = _release.audit_kernel(
+                    K_minimax.dense(), epsilon=eps, what=f"{what}, minimax kernel"
+                )
                 audit.append((attribute, subcategory, eps, "minimax", n, realized))
             K_rr = None
             if "randomized_response" in methods:
                 K_rr = randomized_response(n, epsilon=eps)
-                realized = _release.audit_kernel(K_rr, epsilon=eps, what=f"{what}, randomized_response kernel")
+                realized = _release.audit_kernel(
+                    K_rr, epsilon=eps, what=f"{what}, randomized_response kernel"
+                )
                 audit.append((attribute, subcategory, eps, "randomized_response", n, realized))
             draws = []
             for start in range(0, P.shape[0], chunk_users):

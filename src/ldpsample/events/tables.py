@@ -32,7 +32,7 @@ AUDIT_USERS_SCHEMA: dict[str, pl.DataType] = {
 
 def _methods(per_user: pl.DataFrame, divergence: str) -> list[str]:
     prefix = f"{divergence}_"
-    return [c[len(prefix):] for c in per_user.columns if c.startswith(prefix)]
+    return [c[len(prefix) :] for c in per_user.columns if c.startswith(prefix)]
 
 
 def max_table(per_user: pl.DataFrame, divergence: str) -> pl.DataFrame:
@@ -40,7 +40,10 @@ def max_table(per_user: pl.DataFrame, divergence: str) -> pl.DataFrame:
     over each subcategory's users, per ε and method."""
     methods = _methods(per_user, divergence)
     frame = per_user.select(
-        "epsilon", "attribute", "subcategory", *[pl.col(f"{divergence}_{m}").alias(m) for m in methods]
+        "epsilon",
+        "attribute",
+        "subcategory",
+        *[pl.col(f"{divergence}_{m}").alias(m) for m in methods],
     )
     return max_over_users(
         frame, keys=["attribute", "subcategory"], methods=methods, value=f"max_{divergence}"
@@ -57,13 +60,52 @@ def summary(max_tv: pl.DataFrame, max_kl: pl.DataFrame) -> pl.DataFrame:
         if len(methods) < 2 or frame.height == 0:
             continue
         result = win_summary(
-            frame, value=f"max_{divergence}", methods=methods,
+            frame,
+            value=f"max_{divergence}",
+            methods=methods,
             case_columns=["epsilon", "attribute", "subcategory"],
         )
         frames.append(result.select(pl.lit(divergence).alias("divergence"), pl.all()))
+    pooled = _pooled(max_tv, max_kl)
+    if pooled is not None:
+        frames.append(pooled)
     if not frames:
         return pl.DataFrame(schema=SUMMARY_SCHEMA)
     return pl.concat(frames).cast(SUMMARY_SCHEMA)
+
+
+#: Method names of the pooled ``tv+kl`` summary (a mollifier is scored with its own divergence).
+_POOLED = {"minimax": "minimax", "mollifier_tv": "mollifier", "mollifier_kl": "mollifier"}
+
+
+def _pooled(max_tv: pl.DataFrame, max_kl: pl.DataFrame) -> pl.DataFrame | None:
+    """The ``tv+kl`` row set: a case is one (divergence, ε, attribute, subcategory), minimax
+    against the mollifier of that divergence (the MovieLens summary); None unless both
+    divergences have minimax and their mollifier."""
+    frames = []
+    for divergence, frame, mollifier in (
+        ("tv", max_tv, "mollifier_tv"),
+        ("kl", max_kl, "mollifier_kl"),
+    ):
+        if not {"minimax", mollifier} <= set(frame["method"]):
+            return None
+        frames.append(
+            frame.filter(pl.col("method").is_in(["minimax", mollifier])).select(
+                pl.lit(divergence).alias("divergence"),
+                "epsilon",
+                "attribute",
+                "subcategory",
+                pl.col("method").replace_strict(_POOLED),
+                pl.col(f"max_{divergence}").alias("value"),
+            )
+        )
+    result = win_summary(
+        pl.concat(frames),
+        value="value",
+        methods=("minimax", "mollifier"),
+        case_columns=["divergence", "epsilon", "attribute", "subcategory"],
+    )
+    return result.select(pl.lit("tv+kl").alias("divergence"), pl.all())
 
 
 def check_audit(audit: pl.DataFrame) -> None:
@@ -71,15 +113,16 @@ def check_audit(audit: pl.DataFrame) -> None:
     bad = audit.filter(
         ~(
             pl.col("realized_epsilon")
-            <= pl.col("epsilon") + EPSILON_TOLERANCE * pl.max_horizontal(pl.lit(1.0), pl.col("epsilon"))
+            <= pl.col("epsilon")
+            + EPSILON_TOLERANCE * pl.max_horizontal(pl.lit(1.0), pl.col("epsilon"))
         )
     )
     if bad.height:
         row = bad.row(0, named=True)
         raise PrivacyAuditError(
             f"privacy audit FAILED: {bad.height} kernels exceed their epsilon, first "
-            f"{row['attribute']}={row['subcategory']!r} {row['kernel']} at epsilon {row['epsilon']!r}: "
-            f"realised {row['realized_epsilon']!r}"
+            f"{row['attribute']}={row['subcategory']!r} {row['kernel']} at epsilon "
+            f"{row['epsilon']!r}: realised {row['realized_epsilon']!r}"
         )
 
 

@@ -1,0 +1,210 @@
+"""MovieLens and Avazu as configurations of the events stage (issue 11, phase 2): in one
+Snakemake run on ../shared/data, the pipeline's current MovieLens and Avazu stages and
+equivalent `events:` entries give the same worst cases (max_tv, max_kl), user counts and win
+summaries. The mapping of every paper-vs-code option to events keys is in
+docs/own-data.md ("MovieLens and Avazu as events configurations")."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from _workflow import SHARED_DATA, copy_workflow, snakemake, write_config
+
+from ldpsample.datasets.download import locate_dataset_files
+from ldpsample.events.movielens import movielens_events
+
+pytestmark = [
+    pytest.mark.workflow,
+    pytest.mark.data,
+    pytest.mark.skipif(
+        not all((SHARED_DATA / d).is_dir() for d in ("ml-1m", "ml-100k", "avazu")),
+        reason=f"the shared MovieLens/Avazu copies are not in {SHARED_DATA}",
+    ),
+]
+
+OFF = {k: False for k in ("synthetic", "theory", "wpm_ring", "wpm_movielens", "wpm_gowalla")}
+ML_EPSILONS = [2, 5]
+AVAZU_ATTRIBUTES = ["C1", "C14", "C15", "C16", "C17", "C18", "C19", "C20", "C21"]
+AVAZU_EPSILONS = [4, 8]
+PLACEHOLDER = "a99f214a"
+
+
+def movielens_entry(weight: str, prior_source: str) -> dict:
+    """events keys equal to movielens.weight / movielens.prior_source."""
+    count = {"count": "ratings", "rating": "rating_sum"}[weight]
+    prior = (
+        "pooled"
+        if prior_source == "ml-1m"
+        else {
+            "path": "data/ml100k_events.parquet",
+            "user": "user_id",
+            "item": "genre",
+            "count": count,
+            "attributes": ["age_group"],
+        }
+    )
+    return dict(
+        path="data/ml1m_events.parquet",
+        user="user_id",
+        item="genre",
+        count=count,
+        attributes=["age_group"],
+        prior=prior,
+        items=None,
+        top_items=None,
+        rank_items_by=None,
+        activity_by=None,
+        min_user_count=0,
+        activity_scope="top_items",
+        min_users=1,
+        exclude_users=[],
+        on_null="error",
+        epsilons=ML_EPSILONS,
+        methods=["minimax", "mollifier_tv", "mollifier_kl"],
+        release=False,
+    )
+
+
+def avazu_entry(avazu: dict) -> dict:
+    """events keys equal to the avazu section (its converted parquet is the events table)."""
+    return dict(
+        path="results/avazu/cache/kaggle/train.parquet",
+        user="device_id",
+        item="site_id",
+        count=None,
+        attributes=avazu["attributes"],
+        prior="user_mean",
+        items=None,
+        top_items=avazu["top_sites"],
+        rank_items_by="click" if avazu["site_rank_by"] == "clicks" else None,
+        activity_by="click" if avazu["user_activity"] == "clicks" else None,
+        min_user_count=avazu["min_rows"],
+        activity_scope={"global": "global", "top_sites": "top_items"}[avazu["activity_scope"]],
+        min_users=avazu["min_users"],
+        exclude_users=[PLACEHOLDER] if avazu["exclude_placeholder_device"] else [],
+        on_null="error",
+        epsilons=avazu["epsilons"],
+        methods=["minimax", "mollifier_tv"],
+        release=True,
+    )
+
+
+AVAZU_VARIANTS = {
+    "published": dict(
+        site_rank_by="clicks",
+        user_activity="impressions",
+        activity_scope="global",
+        exclude_placeholder_device=False,
+        min_rows=3,
+        min_users=10,
+        top_sites=25,
+    ),
+    "text": dict(
+        site_rank_by="impressions",
+        user_activity="clicks",
+        activity_scope="top_sites",
+        exclude_placeholder_device=True,
+        min_rows=1,
+        min_users=5,
+        top_sites=10,
+    ),
+}
+ML_VARIANTS = {"published": ("count", "ml-100k"), "text": ("rating", "ml-1m")}
+
+
+@pytest.fixture(scope="module", params=sorted(AVAZU_VARIANTS))
+def both(request, tmp_path_factory):
+    """One run with the current MovieLens/Avazu stages and their events configurations."""
+    variant = request.param
+    wd = copy_workflow(tmp_path_factory.mktemp(f"equivalence-{variant}") / "wf")
+    (wd / "data").mkdir()
+    ml1m, ml100k, _ = movielens_events(
+        locate_dataset_files(SHARED_DATA, "ml-1m"), locate_dataset_files(SHARED_DATA, "ml-100k")
+    )
+    ml1m.write_parquet(wd / "data/ml1m_events.parquet")
+    ml100k.write_parquet(wd / "data/ml100k_events.parquet")
+    weight, prior_source = ML_VARIANTS[variant]
+    avazu = {
+        "source": "kaggle",
+        "attributes": AVAZU_ATTRIBUTES,
+        "epsilons": AVAZU_EPSILONS,
+        **AVAZU_VARIANTS[variant],
+    }
+    config = write_config(
+        wd,
+        "both",
+        {
+            "data_dir": str(SHARED_DATA),
+            "experiments": {**OFF, "movielens": True, "avazu": True},
+            "movielens": {"weight": weight, "prior_source": prior_source, "epsilons": ML_EPSILONS},
+            "avazu": avazu,
+            "events": {
+                "movielens": movielens_entry(weight, prior_source),
+                "avazu": avazu_entry(avazu),
+            },
+        },
+    )
+    snakemake(wd, "-c2", "--configfile", config)
+    return wd, f"results/movielens/prior~{prior_source}_weight~{weight}"
+
+
+def _read(path, **overrides):
+    return pl.read_csv(path, schema_overrides={"subcategory": pl.String, **overrides})
+
+
+def test_movielens_events_reproduce_the_movielens_stage(both):
+    wd, folder = both
+    for table, value, methods in (
+        ("max_tv", "max_tv", {"minimax": "minimax", "mollifier_tv": "mollifier_tv"}),
+        ("max_kl", "max_kl", {"minimax": "minimax_kl", "mollifier_kl": "mollifier_kl"}),
+    ):
+        old = pl.read_csv(wd / folder / f"{table}.csv").sort("epsilon", "group", "method")
+        new = (
+            _read(wd / f"results/events/movielens/{table}.csv")
+            .select(
+                "epsilon",
+                pl.col("subcategory").alias("group"),
+                pl.col("method").replace_strict(methods),
+                value,
+                "n_users",
+            )
+            .sort("epsilon", "group", "method")
+        )
+        assert old.select("epsilon", "group", "method", "n_users").equals(
+            new.select("epsilon", "group", "method", "n_users")
+        )
+        # same numbers up to the order of floating-point sums (genres in another order)
+        diff = (old[value] - new[value]).abs().max()
+        assert diff <= 1e-12, f"{table}: max |old - new| = {diff}"
+    old = pl.read_csv(wd / folder / "summary.csv")
+    new = pl.read_csv(wd / "results/events/movielens/summary.csv").with_columns(
+        pl.col("method").replace({"mollifier_tv": "mollifier", "mollifier_kl": "mollifier"})
+    )
+    assert old.select("divergence", "method", "wins", "ties", "cases").equals(
+        new.select("divergence", "method", "wins", "ties", "cases")
+    )
+
+
+def test_avazu_events_reproduce_the_avazu_stage_exactly(both):
+    wd, _ = both
+    old = pl.read_csv(wd / "results/avazu/max_tv.csv").with_columns(
+        pl.col("subcategory").cast(pl.String)
+    )
+    new = _read(wd / "results/events/avazu/max_tv.csv")
+    assert old.height > 0
+    key = ["epsilon", "attribute", "subcategory", "method"]
+    assert old.sort(key).equals(new.select(old.columns).sort(key))  # bit for bit
+    old_summary = pl.read_csv(wd / "results/avazu/summary.csv")
+    new_summary = pl.read_csv(wd / "results/events/avazu/summary.csv").with_columns(
+        pl.col("method").replace({"mollifier_tv": "mollifier"})
+    )
+    assert old_summary.equals(new_summary.filter(pl.col("divergence") == "tv"))
+    counts = pl.read_csv(wd / "results/avazu/subcategories.csv")
+    subcategories = (
+        pl.read_csv(wd / "results/events/avazu/subcategories.csv")
+        .group_by("attribute")
+        .agg(pl.len().alias("subcategories"), (pl.col("status") == "kept").sum().alias("kept"))
+    )
+    joined = counts.join(subcategories, on="attribute", suffix="_events")
+    assert (joined["kept"] == joined["kept_events"]).all()
+    assert (joined["subcategories"] == joined["subcategories_events"]).all()
