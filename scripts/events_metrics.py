@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 log = start(snakemake)
 try:
     result = evaluate_attribute(
-        pl.read_parquet(snakemake.input.histograms),
+        pl.scan_parquet(snakemake.input.histograms)
+        .filter(pl.col("attribute") == snakemake.params.attribute)
+        .collect(),
         pl.read_parquet(snakemake.input.priors),
         attribute=snakemake.params.attribute,
         progress=True,

@@ -65,7 +65,6 @@ SUBCATEGORY_SCHEMA: dict[str, pl.DataType] = {
     "attribute": pl.String(),
     "subcategory": pl.String(),
     "rows": pl.Int64(),
-    "users": pl.Int64(),
     "kept_users": pl.Int64(),
     "items": pl.Int64(),
     "status": pl.String(),
@@ -167,7 +166,7 @@ def _public_prior(
         columns.append((p_count, f"{key}.prior.count"))
     columns += [(a, f"{key}.prior.attributes") for a in p_attributes]
     lf = scan_events(
-        prior["path"], columns, key=f"{key}.prior.path", strings=[p_user, p_item, *p_attributes]
+        prior["path"], columns, key=f"{key}.prior.path", strings=[p_user, p_item], text=p_attributes
     )
     weight = _number(p_count) if p_count is not None else pl.lit(1.0)
     lf = lf.filter(pl.col(p_user).is_not_null() & pl.col(p_item).is_not_null())
@@ -238,7 +237,7 @@ def build_event_histograms(
     columns = [(user, f"{key}.user"), (item, f"{key}.item")]
     columns += [(c, k) for c, k in numeric.items()]
     columns += [(a, f"{key}.attributes") for a in attributes]
-    raw = scan_events(path, columns, key=f"{key}.path", strings=[user, item, *attributes])
+    raw = scan_events(path, columns, key=f"{key}.path", strings=[user, item], text=attributes)
     checks_query = _check_numbers(raw, numeric, user, item)
 
     weight = _number(count) if count is not None else pl.lit(1.0)
@@ -257,35 +256,46 @@ def build_event_histograms(
         *[pl.col(a).alias(f"a:{a}") for a in attributes],
         *([pl.lit(ALL).alias(f"a:{ALL}")] if not attributes else []),
     )
-    # Necessary for both scopes (activity >= 0): drop users below the threshold overall.
-    active = (
+    # Necessary for both scopes (activity >= 0): drop users below the threshold overall. The
+    # (small) set of such users is computed first, with the checks, so that the per-attribute
+    # queries below join a materialised frame instead of recomputing it each.
+    active_query = (
         base.group_by("user")
         .agg(pl.col("activity").sum())
         .filter(pl.col("activity") >= min_user_count)
         .select("user")
     )
-    kept_rows = base.join(active, on="user", how="semi")
-    queries: list[pl.LazyFrame] = [checks_query]
+    try:
+        checks_frame, active = pl.collect_all([checks_query, active_query], engine=engine)
+    except pl.exceptions.PolarsError as exc:
+        raise EventsTableError(
+            f"{path}: cannot read the events table (config key {key}.path): "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    checks = checks_frame.row(0, named=True)
+    _raise_on_checks(
+        checks, path=path, key=key, columns=numeric, user=user, item=item, on_null=on_null
+    )
+    kept_rows = base.join(active.lazy(), on="user", how="semi")
+    queries: list[pl.LazyFrame] = []
     for name in names:
         a = f"a:{name}"
         rows = (
             base.filter(pl.col(a).is_not_null())
             .group_by(a)
-            .agg(
-                pl.len().cast(pl.Int64).alias("rows"),
-                pl.col("user").n_unique().cast(pl.Int64).alias("users"),
-            )
-        )
-        rank_source = kept_rows if activity_scope == "global" else base
-        ranks = (
-            rank_source.filter(pl.col(a).is_not_null())
-            .group_by(a, "item")
-            .agg(pl.col("rank").sum())
+            .agg(pl.len().cast(pl.Int64).alias("rows"))
         )
         hist = (
             kept_rows.filter(pl.col(a).is_not_null())
             .group_by(a, "user", "item")
-            .agg(pl.col("count").sum(), pl.col("activity").sum())
+            .agg(pl.col("count").sum(), pl.col("activity").sum(), pl.col("rank").sum())
+        )
+        # global scope: items are ranked among the kept users' rows (the published Avazu code),
+        # which the histogram holds; top_items scope: among all rows.
+        ranks = (
+            base.filter(pl.col(a).is_not_null()).group_by(a, "item").agg(pl.col("rank").sum())
+            if activity_scope == "top_items"
+            else pl.LazyFrame()
         )
         queries += [rows, ranks, hist]
     public = None
@@ -298,24 +308,25 @@ def build_event_histograms(
         )
         queries += public
     try:
-        results = pl.collect_all(queries, engine=engine)
+        results = [None, *pl.collect_all(queries, engine=engine)]
     except pl.exceptions.PolarsError as exc:
         raise EventsTableError(
             f"{path}: cannot read the events table (config key {key}.path): "
             f"{type(exc).__name__}: {exc}"
         ) from exc
-    checks = results[0].row(0, named=True)
-    _raise_on_checks(
-        checks, path=path, key=key, columns=numeric, user=user, item=item, on_null=on_null
-    )
 
     hist_frames, sub_frames, prior_frames = [], [], []
     for index, name in enumerate(names):
         a = f"a:{name}"
         rows, ranks, hist = results[1 + 3 * index : 4 + 3 * index]
         rows = rows.rename({a: "subcategory"}).with_columns(pl.col("subcategory").cast(pl.String))
-        ranks = ranks.rename({a: "subcategory"}).with_columns(pl.col("subcategory").cast(pl.String))
         hist = hist.rename({a: "subcategory"}).with_columns(pl.col("subcategory").cast(pl.String))
+        if activity_scope == "global":
+            ranks = hist.group_by("subcategory", "item").agg(pl.col("rank").sum())
+        else:
+            ranks = ranks.rename({a: "subcategory"}).with_columns(
+                pl.col("subcategory").cast(pl.String)
+            )
         ordered = ranks.sort(["subcategory", "rank", "item"], descending=[False, True, False])
         top = (
             ordered.group_by("subcategory", maintain_order=True).head(top_items)

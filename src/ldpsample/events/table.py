@@ -59,7 +59,12 @@ def table_columns(path: PathLike, *, key: str = "path") -> list[str]:
 
 
 def scan_events(
-    path: PathLike, columns: Sequence[tuple[str, str]], *, key: str, strings: Sequence[str] = ()
+    path: PathLike,
+    columns: Sequence[tuple[str, str]],
+    *,
+    key: str,
+    strings: Sequence[str] = (),
+    text: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """A lazy frame of the named columns of a table, checked for presence.
 
@@ -73,8 +78,11 @@ def scan_events(
     key
         Config key of the path (for messages), e.g. ``events.demo.path``.
     strings
-        Columns read as strings (ids and attribute values; never inferred as numbers, so
-        ``007`` stays ``007``).
+        Columns returned as strings (ids; a CSV's are never inferred as numbers, so ``007``
+        stays ``007``).
+    text
+        Columns read as text from a CSV (not inferred) but left in their type in parquet
+        (attribute values: grouping on integers is faster; cast them after aggregating).
 
     Raises
     ------
@@ -93,7 +101,7 @@ def scan_events(
             )
     names = list(dict.fromkeys(c for c, _ in columns))
     kind = _kind(path)
-    overrides = {c: pl.String() for c in dict.fromkeys(strings)}
+    overrides = {c: pl.String() for c in dict.fromkeys([*strings, *text])}
     sep = "\t" if ".tsv" in path.name.lower() else ","
     if kind == "parquet":
         lf = pl.scan_parquet(path).select(names)

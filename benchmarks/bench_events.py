@@ -1,0 +1,174 @@
+"""Benchmark of the events stage on an Avazu-shaped table; prints a markdown table of time and
+peak memory per step, next to the current Avazu path on the same parquet.
+
+Steps, each in its own process so that its peak resident memory (``ru_maxrss``) is its own:
+
+1. ``generate`` + ``convert``: an Avazu-shaped ``train.gz`` (:func:`generate_avazu_like`) converted
+   once to parquet (:func:`convert_avazu_to_parquet`), as the pipeline's cached Avazu parquet;
+2. ``events histograms``: :func:`ldpsample.events.build_event_histograms` with the published
+   Avazu settings as events keys, all 9 attributes in one scan (the ``events_histograms`` job);
+3. ``events metrics <attr>``: :func:`ldpsample.events.evaluate_attribute` per attribute, every ε
+   in-process, minimax and mollifier_tv, with the release and the kernel audit
+   (the ``events_metrics`` jobs);
+4. with ``--compare``: the current Avazu path on the same parquet (``build_avazu_histograms``
+   per attribute, ``avazu_per_user`` per (attribute, ε)).
+
+The stage's wall time on 2 cores is estimated as max(longest job, total / 2) after the
+histogram job (the metrics jobs are independent).
+
+Run: ``.venv/bin/python benchmarks/bench_events.py [--rows 4000000] [--full] [--compare]``
+(``--full`` uses the official size, 40,428,967 rows). Files go to ``--workdir``
+(default ``benchmarks/results/events/``) and are deleted unless ``--keep``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import platform
+import resource
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+OFFICIAL_ROWS = 40_428_967
+ATTRIBUTES = ("C1", "C14", "C15", "C16", "C17", "C18", "C19", "C20", "C21")
+EPSILONS = (8.0, 12.0, 16.0)
+EVENTS_AVAZU = dict(
+    user="device_id",
+    item="site_id",
+    count=None,
+    attributes=list(ATTRIBUTES),
+    prior="user_mean",
+    top_items=100,
+    rank_items_by="click",
+    activity_by=None,
+    min_user_count=20,
+    activity_scope="global",
+    min_users=100,
+)
+
+
+def _step(kind: str, args: dict[str, Any], queue: Any) -> None:
+    start = time.perf_counter()
+    info = ""
+    if kind == "generate":
+        from ldpsample.datasets.avazu_synthetic import generate_avazu_like
+
+        generate_avazu_like(args["src"], rows=args["rows"], seed=args["seed"])
+        info = f"{os.path.getsize(args['src']) / 2**20:,.0f} MiB gz"
+    elif kind == "convert":
+        from ldpsample.datasets.avazu import convert_avazu_to_parquet
+
+        stats = convert_avazu_to_parquet(args["src"], args["parquet"])
+        info = f"{stats.rows:,} rows"
+    elif kind == "events histograms":
+        from ldpsample.events import build_event_histograms
+        from ldpsample.io import write_parquet
+
+        result = build_event_histograms(args["parquet"], key="events.avazu", **EVENTS_AVAZU)
+        write_parquet(result.histograms, args["histograms"])
+        kept = (result.subcategories["status"] == "kept").sum()
+        info = f"{kept} kept subcategories, {result.histograms.height:,} rows"
+    elif kind == "events metrics":
+        import polars as pl
+
+        from ldpsample.events import evaluate_attribute
+
+        hist = (
+            pl.scan_parquet(args["histograms"])
+            .filter(pl.col("attribute") == args["attribute"])
+            .collect()
+        )
+        result = evaluate_attribute(
+            hist, None, name="avazu", attribute=args["attribute"], prior="user_mean",
+            epsilons=EPSILONS, methods=["minimax", "mollifier_tv"], release=True, seed=2025,
+        )
+        info = f"{result.per_user.height:,} per-user rows, {result.audit.height} kernels audited"
+    elif kind == "avazu histograms":
+        from ldpsample.datasets.avazu import build_avazu_histograms
+        from ldpsample.io import write_parquet
+
+        frame = build_avazu_histograms(args["parquet"], args["attribute"])
+        write_parquet(frame, args["out"])
+        info = f"{frame.height:,} rows"
+    elif kind == "avazu metrics":
+        import polars as pl
+
+        from ldpsample.experiments.real_data_tables import avazu_per_user
+
+        frame = pl.read_parquet(args["out"])
+        rows = sum(avazu_per_user(frame, epsilon=e).height for e in EPSILONS)
+        info = f"{rows:,} per-user rows ({len(EPSILONS)} ε, one job each in the pipeline)"
+    elapsed = time.perf_counter() - start
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    queue.put((elapsed, peak_mib, info))
+
+
+def run(kind: str, **args: Any) -> tuple[float, float, str]:
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    process = ctx.Process(target=_step, args=(kind, args, queue))
+    process.start()
+    result = queue.get()
+    process.join()
+    if process.exitcode != 0:
+        raise RuntimeError(f"step {kind} failed with exit code {process.exitcode}")
+    return result
+
+
+def _wall(first: float, jobs: list[float], cores: int = 2) -> float:
+    return first + max(max(jobs, default=0.0), sum(jobs) / cores)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=4_000_000)
+    parser.add_argument("--full", action="store_true", help="official size (40,428,967 rows)")
+    parser.add_argument("--compare", action="store_true", help="also time the current Avazu path")
+    parser.add_argument("--workdir", type=Path, default=Path("benchmarks/results/events"))
+    parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--seed", type=int, default=2025)
+    args = parser.parse_args()
+    rows = OFFICIAL_ROWS if args.full else args.rows
+    work = args.workdir / f"rows~{rows}"
+    work.mkdir(parents=True, exist_ok=True)
+    src, parquet = work / "train.gz", work / "train.parquet"
+    histograms = work / "events_histograms.parquet"
+    table = []
+    if not parquet.exists():
+        table.append(("generate", *run("generate", src=str(src), rows=rows, seed=args.seed)))
+        table.append(("convert", *run("convert", src=str(src), parquet=str(parquet))))
+    first = run("events histograms", parquet=str(parquet), histograms=str(histograms))
+    table.append(("events histograms (9 attributes, one scan)", *first))
+    jobs = []
+    for attribute in ATTRIBUTES:
+        result = run("events metrics", histograms=str(histograms), attribute=attribute)
+        table.append((f"events metrics {attribute} ({len(EPSILONS)} ε + release + audit)", *result))
+        jobs.append(result[0])
+    summary = [("events stage, est. wall on 2 cores", _wall(first[0], jobs), 0.0, "")]
+    if args.compare:
+        old_h, old_m = [], []
+        for attribute in ATTRIBUTES:
+            out = work / f"avazu_{attribute}.parquet"
+            result = run("avazu histograms", parquet=str(parquet), attribute=attribute, out=str(out))
+            table.append((f"avazu histograms {attribute}", *result))
+            old_h.append(result[0])
+            result = run("avazu metrics", out=str(out))
+            table.append((f"avazu metrics {attribute} (sum of {len(EPSILONS)} ε jobs)", *result))
+            old_m.append(result[0])
+        summary.append(
+            ("avazu stage, est. wall on 2 cores", _wall(0.0, old_h) + _wall(0.0, old_m), 0.0, "")
+        )
+    print(f"\n{rows:,} rows; {platform.processor() or platform.machine()}, {os.cpu_count()} cores\n")
+    print("| step | seconds | peak MiB | notes |\n|---|---:|---:|---|")
+    for name, seconds, peak, info in table + summary:
+        print(f"| {name} | {seconds:,.1f} | {peak:,.0f} | {info} |")
+    if not args.keep:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()

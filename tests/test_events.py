@@ -1,0 +1,196 @@
+"""Unit tests of ldpsample.events (no Snakemake): the filters of the histogram step, the
+priors, the audit and the seeds."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from ldpsample import minimax_coefficients
+from ldpsample.events import (
+    EventsTableError,
+    PrivacyAuditError,
+    build_event_histograms,
+    evaluate_attribute,
+)
+from ldpsample.events.release import release_rng
+from ldpsample.events.tables import audit_users, max_table, summary
+
+
+def write(tmp_path, rows, name="events.parquet"):
+    frame = pl.DataFrame(rows, schema=["user", "item", "n", "click", "attr"], orient="row")
+    path = tmp_path / name
+    frame.write_parquet(path)
+    return path
+
+
+def build(path, **options):
+    base = dict(
+        key="events.t",
+        user="user",
+        item="item",
+        count="n",
+        attributes=["attr"],
+        top_items=2,
+        min_user_count=1,
+        min_users=1,
+    )
+    return build_event_histograms(path, **{**base, **options})
+
+
+def test_top_items_by_rank_column_with_ties_by_item(tmp_path):
+    rows = [("u1", "b", 1.0, 1, "x"), ("u1", "a", 1.0, 1, "x"), ("u2", "c", 5.0, 0, "x")]
+    path = write(tmp_path, rows)
+    by_count = build(path).histograms
+    assert sorted(set(by_count["item"])) == ["a", "c"]  # c has 5; a, b tie at 1: a wins
+    by_click = build(path, rank_items_by="click").histograms
+    assert sorted(set(by_click["item"])) == ["a", "b"]  # c has no click
+
+
+def test_activity_scope_global_counts_the_whole_table(tmp_path):
+    # u1: 3 events on item z (not a top item) and 1 on a; threshold 2
+    rows = [("u1", "z", 1.0, 0, "x")] * 3 + [
+        ("u1", "a", 1.0, 1, "x"),
+        ("u2", "a", 2.0, 1, "x"),
+        ("u2", "b", 2.0, 1, "x"),
+        ("u3", "b", 4.0, 1, "x"),
+    ]
+    path = write(tmp_path, rows)
+    options = dict(top_items=2, rank_items_by="click", min_user_count=2)
+    local = build(path, activity_scope="top_items", **options).histograms
+    assert sorted(set(local["user"])) == ["u2", "u3"]
+    whole = build(path, activity_scope="global", **options).histograms
+    assert sorted(set(whole["user"])) == ["u1", "u2", "u3"]
+
+
+def test_min_users_skips_and_lists(tmp_path):
+    rows = [("u1", "a", 1.0, 1, "x"), ("u2", "a", 1.0, 1, "x"), ("u3", "a", 1.0, 1, "y")]
+    result = build(write(tmp_path, rows), min_users=2)
+    table = result.subcategories.sort("subcategory")
+    assert table["status"].to_list() == ["kept", "skipped"]
+    assert table["reason"][1] == "1 users < min_users (2)"
+    assert set(result.histograms["subcategory"]) == {"x"}
+
+
+def test_on_null_drop_or_error(tmp_path):
+    rows = [("u1", "a", 1.0, 1, "x"), (None, "a", 1.0, 1, "x")]
+    path = write(tmp_path, rows)
+    assert build(path).stats["null_user"] == 1
+    with pytest.raises(EventsTableError) as info:
+        build(path, on_null="error")
+    assert (
+        str(info.value)
+        .splitlines()[0]
+        .startswith(f"{path}: column 'user' (config key events.t.user)")
+    )
+
+
+def test_missing_file_and_column_name_both(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"config key events\.t\.path"):
+        build(tmp_path / "nowhere.parquet")
+    path = write(tmp_path, [("u1", "a", 1.0, 1, "x")])
+    with pytest.raises(
+        EventsTableError, match=r"column 'weight' \(config key events.t.count\) not found"
+    ):
+        build(path, count="weight")
+
+
+def test_public_prior_table(tmp_path):
+    rows = [("u1", "a", 1.0, 1, "x"), ("u1", "b", 3.0, 1, "x")]
+    path = write(tmp_path, rows)
+    public = write(
+        tmp_path,
+        [("p1", "a", 1.0, 0, "x"), ("p2", "b", 1.0, 0, "x"), ("p2", "c", 7.0, 0, "x")],
+        name="public.parquet",
+    )
+    prior = {
+        "path": str(public),
+        "user": "user",
+        "item": "item",
+        "count": "n",
+        "attributes": ["attr"],
+    }
+    result = build(path, prior=prior)
+    assert dict(zip(result.priors["item"], result.priors["q"], strict=True)) == {"a": 0.5, "b": 0.5}
+    lacking = write(tmp_path, [("p1", "a", 1.0, 0, "y")], name="lacking.parquet")
+    with pytest.raises(EventsTableError, match="lacks subcategory 'x' of attribute 'attr'"):
+        build(path, prior={**prior, "path": str(lacking)})
+
+
+def _histograms(users=30, items=5, seed=1):
+    rng = np.random.default_rng(seed)
+    rows = [
+        ("a", "s", f"u{u:02d}", f"i{i}", float(rng.integers(1, 5)))
+        for u in range(users)
+        for i in range(items)
+        if rng.random() < 0.7 or i == 0
+    ]
+    return pl.DataFrame(
+        rows, schema=["attribute", "subcategory", "user", "item", "count"], orient="row"
+    )
+
+
+def test_release_is_reproducible_and_audit_is_tight():
+    hist = _histograms()
+    options = dict(
+        name="d",
+        attribute="a",
+        prior="user_mean",
+        epsilons=[1, 3],
+        methods=["minimax", "randomized_response"],
+        release=True,
+        seed=7,
+    )
+    first, second = (
+        evaluate_attribute(hist, None, **options),
+        evaluate_attribute(hist, None, **options),
+    )
+    assert first.released.equals(second.released)
+    assert np.allclose(first.audit["realized_epsilon"], first.audit["epsilon"], rtol=1e-12)
+    other = evaluate_attribute(hist, None, **{**options, "seed": 8})
+    assert not first.released["item"].equals(other.released["item"])
+    a, b = release_rng(7, "d", "a", 1.0).random(3), release_rng(7, "d", "a", 3.0).random(3)
+    assert not np.allclose(a, b)
+
+
+def test_a_non_private_kernel_fails_the_audit():
+    def leaky(q, *, epsilon):
+        return minimax_coefficients(q, epsilon=2 * epsilon)
+
+    with pytest.raises(PrivacyAuditError, match=r"exceeds the claimed epsilon"):
+        evaluate_attribute(
+            _histograms(),
+            None,
+            name="d",
+            attribute="a",
+            prior="uniform",
+            epsilons=[1],
+            methods=["minimax"],
+            release=True,
+            seed=0,
+            kernel=leaky,
+        )
+
+
+def test_tables_and_user_cost():
+    result = evaluate_attribute(
+        _histograms(),
+        None,
+        name="d",
+        attribute="a",
+        prior="pooled",
+        epsilons=[1, 2],
+        methods=["minimax", "mollifier_tv", "mollifier_kl"],
+        release=False,
+        seed=0,
+    )
+    tv, kl = max_table(result.per_user, "tv"), max_table(result.per_user, "kl")
+    assert set(tv["method"]) == {"minimax", "mollifier_tv"} and set(kl["method"]) == {
+        "minimax",
+        "mollifier_kl",
+    }
+    assert set(summary(tv, kl)["divergence"]) == {"tv", "kl", "tv+kl"}
+    users = audit_users(result.per_user)
+    assert (users["releases"] == 1).all() and (users["total_epsilon"] == users["epsilon"]).all()
+    assert result.released.height == 0
