@@ -23,7 +23,11 @@ EVENTS_METRICS_CODE = (
     "sampling.py",
     "audit.py",
 )
-EVENTS_TABLE_CODE = ("events/tables.py", "experiments/real_data.py", "experiments/real_data_tables.py")
+EVENTS_TABLE_CODE = (
+    "events/tables.py",
+    "experiments/real_data.py",
+    "experiments/real_data_tables.py",
+)
 
 
 def get_events_config(name):
@@ -66,7 +70,9 @@ def check_events_config():
         check_epsilon_folder_names(f"{key}.epsilons", entry["epsilons"])
         attributes = list(entry["attributes"])
         if len(set(attributes)) != len(attributes):
-            raise ValueError(f"config key {key}.attributes: {attributes!r} repeats a column")
+            raise ValueError(
+                f"config key {key}.attributes: {attributes!r} repeats a column"
+            )
         paths = [(f"{key}.path", entry["path"])]
         prior = entry["prior"]
         if not isinstance(prior, str):
@@ -107,7 +113,9 @@ def get_events_histogram_params(name):
         count=entry["count"],
         attributes=list(entry["attributes"]),
         prior=prior if isinstance(prior, str) else dict(sorted(prior.items())),
-        items=None if entry["items"] is None else sorted(str(i) for i in entry["items"]),
+        items=(
+            None if entry["items"] is None else sorted(str(i) for i in entry["items"])
+        ),
         top_items=entry["top_items"],
         rank_items_by=entry["rank_items_by"],
         activity_by=entry["activity_by"],
@@ -156,9 +164,13 @@ def get_events_outputs():
                 "audit_users.csv",
             )
         ]
-        outputs += expand(f"{base}/figures/{{attribute}}.png", attribute=get_events_attributes(name))
+        outputs += expand(
+            f"{base}/figures/{{attribute}}.png", attribute=get_events_attributes(name)
+        )
         if get_events_config(name)["release"]:
-            outputs += expand(f"{base}/released/eps~{{eps}}.parquet", eps=get_events_epsilons(name))
+            outputs += expand(
+                f"{base}/released/eps~{{eps}}.parquet", eps=get_events_epsilons(name)
+            )
     return outputs
 
 
@@ -305,7 +317,11 @@ rule events_figure:
             caption="../report/events_figure.rst",
             category="Events",
             subcategory="{name}",
-            labels={"dataset": "{name}", "figure": "max TV per subcategory", "attribute": "{attribute}"},
+            labels={
+                "dataset": "{name}",
+                "figure": "max TV per subcategory",
+                "attribute": "{attribute}",
+            },
         ),
     log:
         "logs/events_figure/{name}/{attribute}.log",
