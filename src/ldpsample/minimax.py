@@ -46,16 +46,20 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 
-#: Rows of ``P`` handled per block by :func:`apply_minimax` is about this many entries / n.
-_BLOCK_ENTRIES = 409_600
+#: Rows of ``P`` handled per block by :func:`apply_minimax` is about this many entries / n: the
+#: block's working arrays then stay in L2 cache.
+_BLOCK_ENTRIES = 65_536
+#: Chunks per row in :func:`apply_minimax`'s layout are at most this wide (``W``); see
+#: :class:`_ScanPlan`. Wider chunks mean fewer, larger slice additions and a shorter ``cumsum``
+#: over the chunk totals.
+_SCAN_MAX_WIDTH = 16
+#: :func:`apply_minimax` splits the row blocks over threads from this many entries of ``P`` on.
+_APPLY_THREADED_ENTRIES = 1 << 20
 #: Entries per row block when :meth:`MinimaxKernel.dense` fills ``K``.
 _DENSE_BLOCK_ENTRIES = 65_536
 #: Kernels with at least this many entries are filled by several threads (numpy's ufuncs release
 #: the GIL); below it the thread start-up costs more than it saves.
 _DENSE_THREADED_ENTRIES = 1 << 20
-#: Extra columns in the block buffers so that row strides are not powers of two (cache aliasing
-#: made the transposes 5x slower without it).
-_PAD = 8
 
 
 def _log_expm1(epsilon: float) -> float:
@@ -255,52 +259,100 @@ def _resolve_kernel(q: ArrayLike | MinimaxKernel, epsilon: float | None) -> Mini
     return minimax_coefficients(q, epsilon=check_epsilon(epsilon))
 
 
-def _diagonal_excess(kernel: MinimaxKernel) -> FloatArray:
-    """``K[j, j] - q_j c_j = (e^ε - 1) q_j c_j`` in sorted order, without overflow."""
-    try:
-        w = math.expm1(kernel.epsilon)
-    except OverflowError:
-        return kernel.diagonal_sorted - kernel.q_sorted * kernel.c  # q_j c_j underflows here
-    return w * kernel.q_sorted * kernel.c
+@dataclass(frozen=True, eq=False)
+class _ScanPlan:
+    """Where each item goes in the chunked layout of :func:`apply_minimax`, for one kernel.
 
-
-def _apply_block(
-    block: FloatArray,
-    out: FloatArray,
-    kernel: MinimaxKernel,
-    buffers: FloatArray,
-    deltas: list[float],
-    weights: FloatArray,
-    order: NDArray[np.intp] | None,
-) -> None:
-    """``out = block @ K`` for one block of users, in a transposed (items, users) layout.
-
-    With items in ascending-``q`` order, ``W_j = sum_i p_i c_{min(i, j)}`` satisfies
-    ``W_{n-1} = sum_i p_i c_i`` and ``W_j = W_{j+1} + (c_j - c_{j+1}) T_{j+1}`` with the tail
-    mass ``T_{j+1} = sum_{i > j} p_i``; every term is non-negative, so nothing cancels. Then
-    ``(pK)_j = q_j W_j + (e^ε - 1) q_j c_j p_j``.
+    Sorted rank ``k = l W + w`` (chunk ``l`` of ``W`` consecutive ranks, offset ``w``) is stored
+    at position ``w L + l`` of a row of ``N = W L >= n`` slots, i.e. a row is a ``(W, L)`` array
+    whose column ``l`` is chunk ``l``. Prefix sums within every chunk are then ``W - 1`` vector
+    additions of whole ``(rows, L)`` slices, with no Python loop over items. The ``N - n < W``
+    padding slots are the largest ranks of the last chunk (``l = L - 1``, ``w >= pad_from``).
     """
+
+    W: int
+    L: int
+    gather: NDArray[np.intp]  # slot -> caller item (0 for padding slots, zeroed after the take)
+    scatter: NDArray[np.intp]  # caller item -> slot
+    pad_from: int
+    c: FloatArray  # (W, L) in the layout, 0 on padding; likewise q, q c and the diagonal
+    q: FloatArray
+    qc: FloatArray
+    diagonal: FloatArray
+
+
+def _scan_plan(kernel: MinimaxKernel) -> _ScanPlan:
     n = kernel.n
-    users = block.shape[0]
-    Pt = buffers[:n, :users]
-    Wt = buffers[n : 2 * n, :users]
-    tail = buffers[2 * n, :users]
-    scratch = buffers[2 * n + 1, :users]
-    np.copyto(Pt, block.T if order is None else block.T[order])
-    np.matmul(kernel.c, Pt, out=Wt[n - 1])
-    tail.fill(0.0)
-    add, multiply = np.add, np.multiply
-    for j in range(n - 2, -1, -1):
-        add(tail, Pt[j + 1], out=tail)
-        multiply(tail, deltas[j], out=scratch)
-        add(Wt[j + 1], scratch, out=Wt[j])
-    Wt *= kernel.q_sorted[:, None]
-    Pt *= weights[:, None]
-    Wt += Pt
-    if order is None:
-        out[...] = Wt.T
-    else:
-        out[:, order] = Wt.T
+    W = max(1, min(_SCAN_MAX_WIDTH, round(math.sqrt(n) / 3)))
+    L = -(-n // W)
+    W = -(-n // L)  # W L - n < W: padding only in the last chunk
+    ranks = np.arange(W * L)
+    slot_of_rank = (ranks % W) * L + ranks // W
+    gather = np.zeros(W * L, dtype=np.intp)
+    gather[slot_of_rank[:n]] = kernel.order
+    scatter = np.empty(n, dtype=np.intp)
+    scatter[kernel.order] = slot_of_rank[:n]
+
+    def spread(x: FloatArray) -> FloatArray:
+        out = np.zeros(W * L)
+        out[slot_of_rank[:n]] = x
+        return out.reshape(W, L)
+
+    return _ScanPlan(
+        W,
+        L,
+        gather,
+        scatter,
+        n - (L - 1) * W,
+        spread(kernel.c),
+        spread(kernel.q_sorted),
+        spread(kernel.q_sorted * kernel.c),
+        spread(kernel.diagonal_sorted),
+    )
+
+
+def _apply_block(block: FloatArray, out: FloatArray, plan: _ScanPlan, work: FloatArray) -> None:
+    """``out = block @ K`` for one block of users (rows), in a handful of whole-block passes.
+
+    In sorted order ``(pK)_j = q_j A_j + q_j c_j T_j + K_jj p_j`` with the exclusive prefix sums
+    ``A_j = sum_{i<j} p_i c_i`` and the exclusive suffix sums ``T_j = sum_{i>j} p_i``. Both are
+    running sums of non-negative terms in their own direction (the suffix sums are reverse
+    cumulative sums, never ``total - prefix``), so nothing cancels. In the layout of
+    :class:`_ScanPlan`: chunk totals (one reduction each), their exclusive running sums across
+    chunks (a short ``cumsum`` over ``L``), then ``W - 1`` slice additions within the chunks
+    seeded with those offsets; one gather before and one scatter after.
+    """
+    W, L = plan.W, plan.L
+    rows = block.shape[0]
+    size = rows * W * L
+    x, pc, A, T = (work[i * size : (i + 1) * size].reshape(rows, W, L) for i in range(4))
+    offsets = work[4 * size : 4 * size + rows * L].reshape(rows, L)
+    np.take(block, plan.gather, axis=1, out=x.reshape(rows, W * L))
+    if plan.pad_from < W:
+        x[:, plan.pad_from :, L - 1] = 0.0
+    np.multiply(x, plan.c, out=pc)
+    add = np.add
+    # A: seeded with the sum of p c over all earlier chunks, then forward within each chunk.
+    np.sum(pc, axis=1, out=offsets)
+    np.cumsum(offsets[:, :-1], axis=1, out=offsets[:, 1:])
+    offsets[:, 0] = 0.0
+    A[:, 0] = offsets
+    for w in range(1, W):
+        add(A[:, w - 1], pc[:, w - 1], out=A[:, w])
+    # T: seeded with the sum of p over all later chunks, then backward within each chunk.
+    np.sum(x, axis=1, out=offsets)
+    backward = offsets[:, ::-1]
+    np.cumsum(backward[:, :-1], axis=1, out=backward[:, 1:])
+    backward[:, 0] = 0.0
+    T[:, W - 1] = offsets
+    for w in range(W - 2, -1, -1):
+        add(T[:, w + 1], x[:, w + 1], out=T[:, w])
+    A *= plan.q
+    T *= plan.qc
+    A += T
+    x *= plan.diagonal
+    A += x
+    np.take(A.reshape(rows, W * L), plan.scatter, axis=1, out=out)
 
 
 def apply_minimax(
@@ -309,9 +361,14 @@ def apply_minimax(
     """Release distributions ``P @ K`` of the minimax-optimal kernel, without forming ``K``.
 
     In sorted order, ``(pK)_j = q_j [sum_{i<j} p_i c_i + c_j (sum_{i>j} p_i + e^ε p_j)]``
-    (Algorithm 1 in closed form). It is evaluated with one backward recurrence per block of
-    users (see ``docs/minimax.md``): O(users * n) time, exact up to rounding (no cancellation),
-    and linear in each row of ``P`` (rows need only sum to 1 within the usual tolerance).
+    (Algorithm 1 in closed form, ``docs/minimax.md``). The prefix sums of ``p c`` and the suffix
+    sums of ``p`` (reverse running sums, so nothing cancels) are computed for a block of users at
+    a time in a handful of whole-block passes: one gather into sorted order, chunk totals, a
+    short ``cumsum`` across chunks, ``W - 1 <= 15`` slice additions within the chunks, one
+    combination and one scatter back (:func:`_apply_block`); there is no Python loop over items.
+    O(users * n) time, exact up to rounding, and linear in each row of ``P`` (rows need only sum
+    to 1 within the usual tolerance). Large inputs (``users * n >= 2**20``) split the blocks
+    over up to 8 threads (numpy releases the GIL), as :meth:`MinimaxKernel.dense` does.
 
     Parameters
     ----------
@@ -339,19 +396,30 @@ def apply_minimax(
     P_arr = check_distributions(P, name="P", n=n)
     squeeze = P_arr.ndim == 1
     P2 = P_arr[None, :] if squeeze else P_arr
+    P2 = np.ascontiguousarray(P2)
     users = P2.shape[0]
     out = np.empty((users, n))
     if users:
-        c = kernel.c
-        deltas = (c[:-1] - c[1:]).tolist()
-        weights = _diagonal_excess(kernel)
-        order = None if kernel.is_sorted else kernel.order
-        rows = max(256, _BLOCK_ENTRIES // n)
-        block_rows = min(rows, users)
-        buffers = np.empty((2 * n + 2, block_rows + _PAD))
-        for start in range(0, users, block_rows):
-            stop = start + block_rows
-            _apply_block(P2[start:stop], out[start:stop], kernel, buffers, deltas, weights, order)
+        plan = _scan_plan(kernel)
+        slots = plan.W * plan.L
+        rows = max(1, min(users, _BLOCK_ENTRIES // slots))
+        starts = range(0, users, rows)
+
+        def run(first: int, last: int) -> None:
+            work = np.empty(4 * rows * slots + rows * plan.L)
+            for start in starts[first:last]:
+                stop = min(start + rows, users)
+                _apply_block(P2[start:stop], out[start:stop], plan, work)
+
+        workers = min(os.cpu_count() or 1, 8, len(starts))
+        if users * n < _APPLY_THREADED_ENTRIES:
+            workers = 1
+        if workers == 1:
+            run(0, len(starts))
+        else:
+            bounds = np.linspace(0, len(starts), workers + 1).astype(int)
+            with ThreadPoolExecutor(workers) as pool:
+                list(pool.map(run, bounds[:-1], bounds[1:]))
     return out[0] if squeeze else out
 
 
