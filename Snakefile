@@ -1,6 +1,6 @@
 # ldpsample: locally private sampling with public data (Zamanlooy, Diaz, Asoodeh, AISTATS 2025)
 # and the Wasserstein projection mechanism. Thin entry point: rules live in workflow/rules/.
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("9.14.8")
 
@@ -8,12 +8,11 @@ min_version("9.14.8")
 configfile: "config/config.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
-
-
 report: "workflow/report/workflow.rst"
 
 
+# common.smk first: it checks the config (finite numbers, workflow/schemas/config.schema.yaml,
+# cross-field rules) before anything reads it, naming the key path of any error.
 include: "workflow/rules/common.smk"
 include: "workflow/rules/synthetic.smk"
 include: "workflow/rules/theory.smk"
@@ -22,6 +21,7 @@ include: "workflow/rules/movielens.smk"
 include: "workflow/rules/avazu.smk"
 include: "workflow/rules/wpm.smk"
 include: "workflow/rules/events.smk"
+include: "workflow/rules/reproduction.smk"
 
 
 rule all:
@@ -29,3 +29,4 @@ rule all:
     input:
         get_final_outputs(),
         get_events_outputs(),
+        get_reproduction_outputs(),

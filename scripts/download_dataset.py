@@ -10,7 +10,15 @@ if TYPE_CHECKING:
     from snakemake.script import snakemake
 
 log = start(snakemake)
-files = download_dataset(snakemake.params.dataset, snakemake.params.dest_dir)
+source = snakemake.params.source
+files = download_dataset(
+    snakemake.params.dataset,
+    snakemake.params.dest_dir,
+    url=source.get("url"),
+    md5=source.get("md5"),
+    sha256=source.get("sha256"),
+    progressbar=True,
+)
 write_text(
     "".join(f"{role}\t{path}\n" for role, path in sorted(files.items())), snakemake.output.done
 )

@@ -18,3 +18,17 @@ settings.register_profile("deterministic", derandomize=True, max_examples=60, **
 settings.register_profile("thorough", derandomize=True, max_examples=600, **_COMMON)
 settings.register_profile("random", derandomize=False, max_examples=200, **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
+
+
+import pytest  # noqa: E402
+from http_server import LocalHTTPServer  # noqa: E402
+
+
+@pytest.fixture
+def http_server():
+    """A real HTTP server on 127.0.0.1 (tests/http_server.py), stopped after the test."""
+    server = LocalHTTPServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import io
 import os
 import shutil
 import stat
-import urllib.error
 import zipfile
 from pathlib import Path
 
@@ -42,128 +40,68 @@ def md5(data: bytes) -> str:
     return hashlib.md5(data).hexdigest()
 
 
-class FakeResponse(io.BytesIO):
-    """A urlopen() result: status, headers, and an optional failure mid-transfer."""
-
-    def __init__(self, data: bytes, *, status: int = 200, headers=None, fail_after=None):
-        super().__init__(data)
-        self.status = status
-        self.headers = {"Content-Length": str(len(data)), **(headers or {})}
-        self.fail_after = fail_after
-
-    def read(self, size=-1):
-        if self.fail_after is not None and self.tell() >= self.fail_after:
-            raise ConnectionResetError("connection reset by peer")
-        if self.fail_after is not None:
-            size = min(size, self.fail_after - self.tell())
-        return super().read(size)
-
-
-class RangeServer:
-    """Serves PAYLOAD honouring Range headers; records the requests."""
-
-    def __init__(self, data=PAYLOAD, *, honour_range=True, fail_after=None):
-        self.data, self.honour_range, self.fail_after = data, honour_range, fail_after
-        self.requests: list[dict[str, str]] = []
-
-    def __call__(self, request, timeout=None):
-        headers = dict(request.header_items())
-        self.requests.append(headers)
-        fail_after, self.fail_after = self.fail_after, None  # fail only once
-        rng = headers.get("Range")
-        if rng and self.honour_range:
-            start = int(rng.removeprefix("bytes=").rstrip("-"))
-            body = self.data[start:]
-            return FakeResponse(
-                body,
-                status=206,
-                headers={"Content-Range": f"bytes {start}-{len(self.data) - 1}/{len(self.data)}"},
-                fail_after=fail_after,
-            )
-        return FakeResponse(self.data, fail_after=fail_after)
+def test_http_download_is_verified_and_renamed(tmp_path, http_server):
+    url = http_server.add("/file.bin", PAYLOAD)
+    dest = tmp_path / "out" / "file.bin"
+    assert download_file(url, dest, md5=md5(PAYLOAD), retries=0) == dest
+    assert dest.read_bytes() == PAYLOAD
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["file.bin"]
 
 
 def test_file_url_download_is_verified_and_renamed(tmp_path):
     src = tmp_path / "src.bin"
     src.write_bytes(PAYLOAD)
     dest = tmp_path / "out" / "file.bin"
-    assert download_file(src.as_uri(), dest, md5=md5(PAYLOAD)) == dest
+    assert download_file(src.as_uri(), dest, sha256=hashlib.sha256(PAYLOAD).hexdigest()) == dest
     assert dest.read_bytes() == PAYLOAD
-    assert not dest.with_name("file.bin.part").exists()
 
 
-def test_checksum_mismatch_leaves_nothing_and_names_both_digests(tmp_path):
-    src = tmp_path / "src.bin"
-    src.write_bytes(PAYLOAD)
-    dest = tmp_path / "file.bin"
+def test_checksum_mismatch_leaves_nothing_and_names_url_and_both_digests(tmp_path, http_server):
+    url = http_server.add("/file.bin", PAYLOAD)
+    dest = tmp_path / "dl" / "file.bin"
     wrong = "0" * 32
     with pytest.raises(ChecksumError) as info:
-        download_file(src.as_uri(), dest, md5=wrong)
+        download_file(url, dest, md5=wrong, retries=0)
     message = str(info.value)
-    assert src.as_uri() in message and wrong in message and md5(PAYLOAD) in message
-    assert list(tmp_path.iterdir()) == [src]
+    assert url in message and wrong in message and md5(PAYLOAD) in message
+    assert list((tmp_path / "dl").iterdir()) == []
 
 
-def test_part_file_is_resumed_with_a_range_request(tmp_path, monkeypatch):
-    server = RangeServer()
-    monkeypatch.setattr(dl, "urlopen", server)
+def test_http_error_names_url_and_status(tmp_path, http_server):
+    url = http_server.url("/missing.zip")
+    with pytest.raises(DownloadError, match="HTTP 404") as info:
+        download_file(url, tmp_path / "x.zip", md5="0" * 32, retries=0)
+    assert url in str(info.value)
+    assert not (tmp_path / "x.zip").exists()
+
+
+def test_dropped_connection_is_retried_and_truncated_bytes_never_kept(tmp_path, http_server):
+    url = http_server.add("/file.bin", PAYLOAD, drop=1)
     dest = tmp_path / "file.bin"
-    dest.with_name("file.bin.part").write_bytes(PAYLOAD[:3000])
-    download_file("https://example.org/file.bin", dest, md5=md5(PAYLOAD))
-    assert server.requests[0]["Range"] == "bytes=3000-"
+    download_file(url, dest, md5=md5(PAYLOAD), retries=1)
     assert dest.read_bytes() == PAYLOAD
-    assert not dest.with_name("file.bin.part").exists()
+    assert http_server.requests == ["/file.bin", "/file.bin"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.bin"]
 
 
-def test_server_ignoring_range_restarts_from_scratch(tmp_path, monkeypatch):
-    monkeypatch.setattr(dl, "urlopen", RangeServer(honour_range=False))
-    dest = tmp_path / "file.bin"
-    dest.with_name("file.bin.part").write_bytes(b"garbage" * 100)
-    download_file("https://example.org/file.bin", dest, md5=md5(PAYLOAD))
-    assert dest.read_bytes() == PAYLOAD
-
-
-def test_stale_part_failing_checksum_is_retried_once_from_scratch(tmp_path, monkeypatch):
-    server = RangeServer()
-    monkeypatch.setattr(dl, "urlopen", server)
-    dest = tmp_path / "file.bin"
-    dest.with_name("file.bin.part").write_bytes(b"x" * 3000)  # wrong prefix
-    download_file("https://example.org/file.bin", dest, md5=md5(PAYLOAD))
-    assert [r.get("Range") for r in server.requests] == ["bytes=3000-", None]
-    assert dest.read_bytes() == PAYLOAD
-
-
-def test_interrupted_transfer_keeps_part_and_next_run_resumes(tmp_path, monkeypatch):
-    server = RangeServer(fail_after=4096)
-    monkeypatch.setattr(dl, "urlopen", server)
-    dest = tmp_path / "file.bin"
-    part = dest.with_name("file.bin.part")
-    with pytest.raises(DownloadError, match="interrupted after 4096 bytes"):
-        download_file("https://example.org/file.bin", dest, md5=md5(PAYLOAD))
-    assert not dest.exists() and part.stat().st_size == 4096
-    download_file("https://example.org/file.bin", dest, md5=md5(PAYLOAD))
-    assert server.requests[-1]["Range"] == "bytes=4096-"
-    assert dest.read_bytes() == PAYLOAD
-
-
-def test_http_error_names_url_and_status(tmp_path, monkeypatch):
-    def refuse(request, timeout=None):
-        raise urllib.error.HTTPError(request.full_url, 404, "Not Found", {}, None)
-
-    monkeypatch.setattr(dl, "urlopen", refuse)
-    with pytest.raises(DownloadError, match=r"https://example.org/x.zip failed: HTTP 404"):
-        download_file("https://example.org/x.zip", tmp_path / "x.zip")
+def test_connection_dropped_every_time_is_a_clear_error_and_leaves_nothing(tmp_path, http_server):
+    url = http_server.add("/file.bin", PAYLOAD, drop=-1)
+    with pytest.raises(DownloadError, match="after 2 attempts") as info:
+        download_file(url, tmp_path / "file.bin", retries=1)  # no checksum: length must catch it
+    assert url in str(info.value)
     assert list(tmp_path.iterdir()) == []
 
 
-def test_verified_existing_file_is_not_downloaded_again(tmp_path, monkeypatch):
-    def no_network(*args, **kwargs):
-        raise AssertionError("network used")
-
-    monkeypatch.setattr(dl, "urlopen", no_network)
+def test_verified_existing_file_is_not_downloaded_again(tmp_path, http_server):
+    url = http_server.add("/file.bin", PAYLOAD)
     dest = tmp_path / "file.bin"
-    dest.write_bytes(PAYLOAD)
-    assert download_file("https://example.org/f", dest, md5=md5(PAYLOAD)) == dest
+    download_file(url, dest, md5=md5(PAYLOAD))
+    download_file(url, dest, md5=md5(PAYLOAD))
+    assert http_server.requests == ["/file.bin"]
+    # A corrupted local copy fails its checksum and is downloaded again.
+    dest.write_bytes(b"corrupted")
+    download_file(url, dest, md5=md5(PAYLOAD))
+    assert dest.read_bytes() == PAYLOAD and len(http_server.requests) == 2
 
 
 def test_record_sha256_pins_the_first_digest(tmp_path):
@@ -177,19 +115,19 @@ def test_record_sha256_pins_the_first_digest(tmp_path):
         record_sha256(path)
 
 
-def test_gowalla_download_records_sha256_and_checks_it_next_time(tmp_path):
-    src = tmp_path / "loc-gowalla_totalCheckins.txt.gz"
-    src.write_bytes(gzip.compress(b"0\t2010-10-19T23:55:27Z\t30.2\t-97.7\t22847\n"))
+def test_gowalla_download_records_sha256_and_checks_it_next_time(tmp_path, http_server):
+    data = gzip.compress(b"0\t2010-10-19T23:55:27Z\t30.2\t-97.7\t22847\n")
+    url = http_server.add("/loc-gowalla_totalCheckins.txt.gz", data)
     data_dir = tmp_path / "data"
-    got = download_gowalla(data_dir, url=src.as_uri())
-    assert got == data_dir / "gowalla" / src.name
-    recorded = (data_dir / "gowalla" / (src.name + ".sha256")).read_text().split()[0]
-    assert recorded == hashlib.sha256(src.read_bytes()).hexdigest()
+    got = download_gowalla(data_dir, url=url, retries=0)
+    assert got == data_dir / "gowalla" / "loc-gowalla_totalCheckins.txt.gz"
+    recorded = (got.parent / (got.name + ".sha256")).read_text().split()[0]
+    assert recorded == hashlib.sha256(data).hexdigest()
     # A later download of different bytes fails the recorded digest and leaves no file.
     got.unlink()
-    src.write_bytes(gzip.compress(b"other\n"))
+    http_server.add("/loc-gowalla_totalCheckins.txt.gz", gzip.compress(b"other\n"))
     with pytest.raises(ChecksumError, match=recorded):
-        download_gowalla(data_dir, url=src.as_uri())
+        download_gowalla(data_dir, url=url, retries=0)
     assert not got.exists()
 
 
@@ -200,24 +138,42 @@ def _movielens_zip(path: Path, folder: str, files: dict[str, bytes]) -> bytes:
     return path.read_bytes()
 
 
-def test_movielens_download_and_extract(tmp_path):
-    files = {"u.data": b"1\t1\t5\t0\n", "u.item": b"", "u.user": b"", "u.genre": b""}
-    data = _movielens_zip(tmp_path / "ml-100k.zip", "ml-100k", files)
+ML100K_FILES = {"u.data": b"1\t1\t5\t0\n", "u.item": b"", "u.user": b"", "u.genre": b""}
+
+
+@pytest.mark.parametrize("precreated", [False, True], ids=["no-folder", "snakemake-folder"])
+def test_movielens_download_and_extract(tmp_path, http_server, precreated):
+    data = _movielens_zip(tmp_path / "ml-100k.zip", "ml-100k", ML100K_FILES)
+    url = http_server.add("/ml-100k.zip", data)
     dest = tmp_path / "resources"
-    folder = download_movielens(
-        "ml-100k", dest, url=(tmp_path / "ml-100k.zip").as_uri(), md5=md5(data)
-    )
-    assert folder == dest / "ml-100k" and (folder / "u.data").read_bytes() == files["u.data"]
+    if precreated:  # Snakemake creates the folder of the rule's marker before the job
+        (dest / "ml-100k").mkdir(parents=True)
+    folder = download_movielens("ml-100k", dest, url=url, md5=md5(data), retries=0)
+    assert folder == dest / "ml-100k" and (folder / "u.data").read_bytes() == ML100K_FILES["u.data"]
     assert (dest / "ml-100k.zip").exists()
-    # Second call: nothing to do.
-    assert download_movielens("ml-100k", dest, url="https://invalid.example/", md5="0") == folder
+    # Second call: the verified zip is reused, no request.
+    assert download_movielens("ml-100k", dest, url=url, md5=md5(data)) == folder
+    assert http_server.requests == ["/ml-100k.zip"]
 
 
-def test_movielens_corrupted_archive_leaves_no_file(tmp_path):
-    _movielens_zip(tmp_path / "ml-1m.zip", "ml-1m", {"ratings.dat": b"1::1::5::0\n"})
+def test_movielens_archive_lacking_a_member_is_named(tmp_path, http_server):
+    files = {k: v for k, v in ML100K_FILES.items() if k != "u.genre"}
+    data = _movielens_zip(tmp_path / "ml-100k.zip", "ml-100k", files)
+    url = http_server.add("/ml-100k.zip", data)
+    dest = tmp_path / "resources"
+    with pytest.raises(ValueError, match=r"lacks ml-100k/u\.genre") as info:
+        download_movielens("ml-100k", dest, url=url, md5=md5(data), retries=0)
+    assert url in str(info.value)
+    assert not (dest / "ml-100k").exists()
+
+
+def test_movielens_default_checksum_is_the_published_md5(tmp_path, http_server, monkeypatch):
+    data = _movielens_zip(tmp_path / "ml-1m.zip", "ml-1m", {"ratings.dat": b"1::1::5::0\n"})
+    url = http_server.add("/ml-1m.zip", data)
+    monkeypatch.setitem(dl.DOWNLOADS, "ml-1m", {"url": url, "md5": dl.DOWNLOADS["ml-1m"]["md5"]})
     dest = tmp_path / "resources"
     with pytest.raises(ChecksumError, match="c4d9eecfca2ab87c1945afe126590906"):
-        download_movielens("ml-1m", dest, url=(tmp_path / "ml-1m.zip").as_uri())
+        download_movielens("ml-1m", dest, retries=0)
     assert not dest.exists() or list(dest.iterdir()) == []
 
 

@@ -6,48 +6,58 @@ parameters, validates its input, and never draws randomness it was not handed.
 Submodules not imported here (heavier dependencies): :mod:`ldpsample.wasserstein` (the
 Wasserstein projection mechanism), :mod:`ldpsample.datasets` (downloads and readers),
 :mod:`ldpsample.experiments` (the pipeline's computations).
+
+The names below are loaded on first use (PEP 562), so importing a light submodule such as
+:mod:`ldpsample.datasets.registry` or :mod:`ldpsample.pipeline.config_check` (which the
+workflow does at parse time) does not import numpy and scipy.
 """
 
-from ldpsample._validation import (
-    SUM_TOLERANCE,
-    check_distribution,
-    check_distributions,
-    check_epsilon,
-    normalize,
-)
-from ldpsample.audit import check_kernel, preserves_prior, realized_epsilon, worst_case_divergence
-from ldpsample.baselines import linear_minimax, nonlinear_minimax, randomized_response
-from ldpsample.divergences import (
-    CHI2,
-    DIVERGENCES,
-    HELLINGER,
-    KL,
-    TV,
-    Divergence,
-    f_divergence,
-    get_divergence,
-    kl_divergence,
-    point_mass_divergence,
-    tv_distance,
-)
-from ldpsample.minimax import (
-    MinimaxKernel,
-    apply_minimax,
-    binary_kernel,
-    minimax_coefficients,
-    minimax_kernel,
-    minimax_risk,
-)
-from ldpsample.mollifier import (
-    mollifier_bounds,
-    mollifier_projection,
-    mollifier_tv_value,
-    relative_mollifier_kl,
-    relative_mollifier_tv,
-)
-from ldpsample.sampling import release_minimax, sample_categorical
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+#: Public name -> module defining it.
+_EXPORTS: dict[str, str] = {
+    "CHI2": "ldpsample.divergences",
+    "DIVERGENCES": "ldpsample.divergences",
+    "Divergence": "ldpsample.divergences",
+    "HELLINGER": "ldpsample.divergences",
+    "KL": "ldpsample.divergences",
+    "MinimaxKernel": "ldpsample.minimax",
+    "SUM_TOLERANCE": "ldpsample._validation",
+    "TV": "ldpsample.divergences",
+    "apply_minimax": "ldpsample.minimax",
+    "binary_kernel": "ldpsample.minimax",
+    "check_distribution": "ldpsample._validation",
+    "check_distributions": "ldpsample._validation",
+    "check_epsilon": "ldpsample._validation",
+    "check_kernel": "ldpsample.audit",
+    "f_divergence": "ldpsample.divergences",
+    "get_divergence": "ldpsample.divergences",
+    "kl_divergence": "ldpsample.divergences",
+    "linear_minimax": "ldpsample.baselines",
+    "minimax_coefficients": "ldpsample.minimax",
+    "minimax_kernel": "ldpsample.minimax",
+    "minimax_risk": "ldpsample.minimax",
+    "mollifier_bounds": "ldpsample.mollifier",
+    "mollifier_projection": "ldpsample.mollifier",
+    "mollifier_tv_value": "ldpsample.mollifier",
+    "nonlinear_minimax": "ldpsample.baselines",
+    "normalize": "ldpsample._validation",
+    "point_mass_divergence": "ldpsample.divergences",
+    "preserves_prior": "ldpsample.audit",
+    "randomized_response": "ldpsample.baselines",
+    "realized_epsilon": "ldpsample.audit",
+    "relative_mollifier_kl": "ldpsample.mollifier",
+    "relative_mollifier_tv": "ldpsample.mollifier",
+    "release_minimax": "ldpsample.sampling",
+    "sample_categorical": "ldpsample.sampling",
+    "tv_distance": "ldpsample.divergences",
+    "worst_case_divergence": "ldpsample.audit",
+}
 
 __all__ = [
     "CHI2",
@@ -88,3 +98,61 @@ __all__ = [
     "tv_distance",
     "worst_case_divergence",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'ldpsample' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+if TYPE_CHECKING:  # static analysers see the eager imports
+    from ldpsample._validation import (
+        SUM_TOLERANCE,
+        check_distribution,
+        check_distributions,
+        check_epsilon,
+        normalize,
+    )
+    from ldpsample.audit import (
+        check_kernel,
+        preserves_prior,
+        realized_epsilon,
+        worst_case_divergence,
+    )
+    from ldpsample.baselines import linear_minimax, nonlinear_minimax, randomized_response
+    from ldpsample.divergences import (
+        CHI2,
+        DIVERGENCES,
+        HELLINGER,
+        KL,
+        TV,
+        Divergence,
+        f_divergence,
+        get_divergence,
+        kl_divergence,
+        point_mass_divergence,
+        tv_distance,
+    )
+    from ldpsample.minimax import (
+        MinimaxKernel,
+        apply_minimax,
+        binary_kernel,
+        minimax_coefficients,
+        minimax_kernel,
+        minimax_risk,
+    )
+    from ldpsample.mollifier import (
+        mollifier_bounds,
+        mollifier_projection,
+        mollifier_tv_value,
+        relative_mollifier_kl,
+        relative_mollifier_tv,
+    )
+    from ldpsample.sampling import release_minimax, sample_categorical

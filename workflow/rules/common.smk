@@ -1,11 +1,13 @@
-# Helpers shared by every stage (config access, path formatting, final targets).
+# Helpers shared by every stage (config check, path formatting, data locations, final targets).
+import importlib.util
 import os
 import re
-import sys
 import zlib
 from pathlib import Path
 
 import numpy as np
+from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
 
 SOURCE = Path(workflow.basedir) / "src"
 LIBRARY = SOURCE / "ldpsample"
@@ -18,6 +20,24 @@ os.environ.update(
         [str(SOURCE), *filter(None, [os.environ.get("PYTHONPATH")])]
     )
 )
+
+
+def load_library_module(name, relative_path):
+    """Load one light library module by path (standard library + what Snakemake imports).
+
+    Importing it through the package would be the same code, but the package's heavy
+    dependencies (scipy, polars, pyarrow) would then load at every Snakemake invocation and
+    in every cluster job, which re-parses the workflow.
+    """
+    spec = importlib.util.spec_from_file_location(name, LIBRARY / relative_path)
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+REGISTRY = load_library_module("ldpsample_registry", "datasets/registry.py")
+CONFIG_CHECK = load_library_module("ldpsample_config_check", "pipeline/config_check.py")
+DOWNLOAD_DIR = "resources"
 
 
 wildcard_constraints:
@@ -37,12 +57,13 @@ def get_epsilon_folders(epsilons):
 
 def check_epsilon_folder_names(key, epsilons):
     """ε values must have a plain decimal folder name eps~<ε> (the eps wildcard's pattern)."""
-    for eps in epsilons:
+    for index, eps in enumerate(epsilons):
         text = format_epsilon(eps)
         if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", text) or float(text) != eps:
-            raise ValueError(
-                f"config key {key}: {eps!r} has no plain decimal folder name eps~<ε> "
-                f"(got {text!r}); use a value like 0.5 or 8"
+            raise CONFIG_CHECK.config_error(
+                f"{key}[{index}]",
+                f"{eps!r} has no plain decimal folder name eps~<ε> (got {text!r}); "
+                "use a value like 0.5 or 8",
             )
 
 
@@ -58,47 +79,125 @@ def is_enabled(experiment):
     """Whether an experiment runs: true/false from config, "auto" if its raw data is present."""
     toggle = config["experiments"].get(experiment, False)
     if toggle == "auto":
-        files = get_raw_files(experiment)
-        return bool(files) and all(Path(path).exists() for path in files)
+        return not get_missing_raw_files(experiment)
     return bool(toggle)
 
 
 def get_raw_files(experiment):
-    """Raw files an experiment needs inside data_dir (used by the "auto" toggle)."""
-    return RAW_FILES.get(experiment, [])
+    """Raw files an experiment needs inside data_dir (what its "auto" toggle waits for)."""
+    if experiment == "movielens":
+        return get_data_dir_files("ml-1m") + get_data_dir_files("ml-100k")
+    if experiment == "avazu" and config["avazu"]["source"] == "kaggle":
+        return get_data_dir_files("avazu")
+    if experiment == "wpm_movielens":
+        return get_data_dir_files("ml-100k")
+    if experiment == "wpm_gowalla":
+        if config["wpm"]["gowalla"]["source"] == "derived":
+            return [get_wpm_gowalla_derived_file()]
+        return get_data_dir_files("gowalla")
+    return []
 
 
-# Raw files (relative to data_dir) each real-data experiment needs, for the "auto" toggle.
-RAW_FILES = {}
+def get_missing_raw_files(experiment):
+    files = get_raw_files(experiment)
+    return [path for path in files if not Path(path).exists()] if files else ["(none)"]
+
+
+def log_auto_toggles():
+    """One line at start-up naming the "auto" experiments that are off, and why."""
+    off = [
+        f"{name} (missing {get_missing_raw_files(name)[0]})"
+        for name, toggle in config["experiments"].items()
+        if toggle == "auto" and get_missing_raw_files(name)
+    ]
+    if off and workflow.is_main_process:
+        logger.info(
+            f"data_dir={config['data_dir']}: experiments on auto that are off, their files "
+            f"being absent: {', '.join(off)}"
+        )
 
 
 def check_config_consistency():
-    """Cross-field checks a JSON schema cannot express; each error names the key."""
-    check_epsilon_folder_names("synthetic.epsilons", config["synthetic"]["epsilons"])
+    """Cross-field checks a JSON schema cannot express (ConfigError naming the key)."""
+    error = CONFIG_CHECK.config_error
+    if not Path(config["data_dir"]).is_dir():
+        raise error(
+            "data_dir",
+            f"{config['data_dir']!r} is not an existing folder (it should hold pre-placed "
+            "raw data in the official layouts; use resources/ for none)",
+        )
+    for dataset, source in config["downloads"].items():
+        if source.get("md5") and source.get("sha256"):
+            raise error(f"downloads.{dataset}", "give md5 or sha256, not both")
+    for key in ("synthetic", "movielens", "avazu"):
+        check_epsilon_folder_names(f"{key}.epsilons", config[key]["epsilons"])
     theory = config["theory"]
     grid = theory["epsilon_grid"]
     if grid["start"] >= grid["stop"]:
-        raise ValueError(
-            f"config key theory.epsilon_grid: start ({grid['start']!r}) must be < stop ({grid['stop']!r})"
+        raise error(
+            "theory.epsilon_grid.start",
+            f"{grid['start']!r} must be < theory.epsilon_grid.stop ({grid['stop']!r})",
         )
-    for q_min in theory["q_mins"]:
+    for index, q_min in enumerate(theory["q_mins"]):
         if q_min > 1 / theory["n"]:
-            raise ValueError(
-                f"config key theory.q_mins: {q_min!r} exceeds 1/theory.n = {1 / theory['n']!r}"
+            raise error(
+                f"theory.q_mins[{index}]",
+                f"{q_min!r} exceeds 1/theory.n = {1 / theory['n']!r}",
             )
     example = theory["example_1"]
     if len(example["q"]) != len(example["p"]):
-        raise ValueError(
-            "config keys theory.example_1.q and .p must have the same length"
+        raise error(
+            "theory.example_1.p",
+            f"has {len(example['p'])} entries, theory.example_1.q has {len(example['q'])}",
         )
     for key in ("q", "p"):
         if abs(sum(example[key]) - 1) > 1e-9:
-            raise ValueError(
-                f"config key theory.example_1.{key} must sum to 1, got {sum(example[key])!r}"
+            raise error(
+                f"theory.example_1.{key}", f"must sum to 1, got {sum(example[key])!r}"
             )
+    check_wpm_config()
 
 
-check_config_consistency()
+def check_wpm_config():
+    """Cross-field checks of the wpm section (ConfigError naming the key)."""
+    wpm = config["wpm"]
+    box = wpm["gowalla"]["bbox"]
+    for low, high in (("lat_min", "lat_max"), ("lon_min", "lon_max")):
+        if box[low] >= box[high]:
+            raise CONFIG_CHECK.config_error(
+                f"wpm.gowalla.bbox.{low}",
+                f"{box[low]!r} must be < wpm.gowalla.bbox.{high} ({box[high]!r})",
+            )
+    for key in ("movielens.epsilons", "gowalla.epsilons", "gowalla.map_epsilons"):
+        experiment, name = key.split(".")
+        check_epsilon_folder_names(f"wpm.{key}", wpm[experiment][name])
+    derived = os.path.join(config["data_dir"], wpm["gowalla"]["derived_file"])
+    if (
+        wpm["gowalla"]["source"] == "derived"
+        and config["experiments"].get("wpm_gowalla") is True
+        and not Path(derived).is_file()
+    ):
+        raise CONFIG_CHECK.config_error(
+            "wpm.gowalla.derived_file",
+            f"{derived!r} not found (it is never downloaded; set wpm.gowalla.source: snap "
+            "or point data_dir at a copy)",
+        )
+
+
+def check_config():
+    """The one config check, before any job: finite numbers, the JSON schema, then the
+    cross-field checks. A WorkflowError whose first line names the key path and the value.
+    """
+    try:
+        CONFIG_CHECK.check_config(
+            config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"
+        )
+        check_config_consistency()
+    except CONFIG_CHECK.ConfigError as exc:
+        raise WorkflowError(str(exc)) from None
+
+
+check_config()
 
 
 def get_synthetic_parts():
@@ -131,27 +230,31 @@ def get_final_outputs():
     return outputs
 
 
-# ---- download / data_dir helpers (issue 4) -------------------------------------------------
+# ---- data locations ------------------------------------------------------------------------
 # A dataset's files are read from data_dir when it holds them (read only), else from
-# resources/ (where the download rules put them). Paths reach scripts through params, so
-# pointing data_dir elsewhere re-runs what reads the data.
+# resources/, where the download rule puts them and then writes its marker download.done.
+# Paths reach scripts through params, so pointing data_dir elsewhere re-runs what reads them.
 
-sys.path.insert(0, str(SOURCE))
-from ldpsample.datasets.download import DATASETS, locate_dataset_files  # noqa: E402
 
-DOWNLOAD_DIR = "resources"
+def get_download_marker(dataset):
+    return f"{DOWNLOAD_DIR}/{REGISTRY.dataset_folder(dataset)}/download.done"
 
 
 def _located(dataset):
-    for root in dict.fromkeys([config["data_dir"], DOWNLOAD_DIR]):
-        try:
-            return {
-                role: str(path)
-                for role, path in locate_dataset_files(root, dataset).items()
-            }
-        except FileNotFoundError:
-            continue
-    return None
+    """Role -> path of a dataset's files pre-placed in data_dir; None if absent, or if
+    data_dir is the download folder and a download finished (its marker stands for them).
+    """
+    data_dir = Path(config["data_dir"])
+    if (
+        data_dir.resolve() == Path(DOWNLOAD_DIR).resolve()
+        and Path(get_download_marker(dataset)).exists()
+    ):
+        return None
+    try:
+        found = REGISTRY.locate_dataset_files(data_dir, dataset)
+    except FileNotFoundError:
+        return None
+    return {role: str(path) for role, path in found.items()}
 
 
 def get_dataset_paths(dataset):
@@ -159,7 +262,7 @@ def get_dataset_paths(dataset):
     located = _located(dataset)
     if located is not None:
         return located
-    folder, roles = DATASETS[dataset]
+    folder, roles = REGISTRY.DATASETS[dataset]
     return {
         role: f"{DOWNLOAD_DIR}/{folder}/{names[0]}" for role, names in roles.items()
     }
@@ -168,9 +271,9 @@ def get_dataset_paths(dataset):
 def get_data_dir_files(dataset):
     """A dataset's files inside data_dir (never resources/): what an "auto" toggle waits for."""
     try:
-        found = locate_dataset_files(config["data_dir"], dataset)
+        found = REGISTRY.locate_dataset_files(config["data_dir"], dataset)
     except FileNotFoundError:
-        folder, roles = DATASETS[dataset]
+        folder, roles = REGISTRY.DATASETS[dataset]
         return [
             os.path.join(config["data_dir"], folder, names[0])
             for names in roles.values()
@@ -179,21 +282,26 @@ def get_data_dir_files(dataset):
 
 
 def get_dataset_inputs(dataset):
-    """Inputs standing for a dataset: its files if present, else the download rule's marker."""
+    """Inputs standing for a dataset: its files if pre-placed, else the download's marker.
+
+    The choice must not flip between runs: once downloaded, the marker keeps standing for the
+    files (else the input trigger would re-run every job reading them).
+    """
     located = _located(dataset)
     if located is not None:
         return sorted(located.values())
-    return [f"{DOWNLOAD_DIR}/{DATASETS[dataset][0]}/download.done"]
+    return [get_download_marker(dataset)]
+
+
+def get_download_source(dataset):
+    """url and checksum of a download (config downloads.<dataset>; Avazu: Kaggle CLI)."""
+    return dict(sorted(config["downloads"].get(dataset, {}).items()))
 
 
 # ---- MovieLens helpers (issue 4) -----------------------------------------------------------
 # Config section `movielens:` (workflow/schemas/movielens.schema.yaml); rules in
 # workflow/rules/movielens.smk. The paper-vs-code options name the results folder,
 # results/movielens/prior~<prior_source>_weight~<weight>/, so every variant keeps its results.
-
-check_epsilon_folder_names("movielens.epsilons", config["movielens"]["epsilons"])
-
-RAW_FILES["movielens"] = get_data_dir_files("ml-1m") + get_data_dir_files("ml-100k")
 
 
 def get_movielens_variant():
@@ -237,12 +345,6 @@ def get_movielens_outputs():
 
 AVAZU_ATTRIBUTE_NAMES = ("C1", "C14", "C15", "C16", "C17", "C18", "C19", "C20", "C21")
 AVAZU_SYNTHETIC_FILE = "resources/avazu-synthetic/train.gz"
-
-check_epsilon_folder_names("avazu.epsilons", config["avazu"]["epsilons"])
-
-RAW_FILES["avazu"] = (
-    get_data_dir_files("avazu") if config["avazu"]["source"] == "kaggle" else []
-)
 
 
 def get_avazu_epsilons():
@@ -418,41 +520,6 @@ def get_wpm_gowalla_parts():
     )
 
 
-RAW_FILES["wpm_movielens"] = get_data_dir_files("ml-100k")
-RAW_FILES["wpm_gowalla"] = (
-    [get_wpm_gowalla_derived_file()]
-    if config["wpm"]["gowalla"]["source"] == "derived"
-    else get_data_dir_files("gowalla")
-)
-
-
-def check_wpm_config():
-    """Cross-field checks of the wpm section; each error names the key."""
-    wpm = config["wpm"]
-    box = wpm["gowalla"]["bbox"]
-    for low, high in (("lat_min", "lat_max"), ("lon_min", "lon_max")):
-        if box[low] >= box[high]:
-            raise ValueError(
-                f"config key wpm.gowalla.bbox: {low} ({box[low]!r}) must be < {high} ({box[high]!r})"
-            )
-    for key in ("movielens.epsilons", "gowalla.epsilons", "gowalla.map_epsilons"):
-        experiment, name = key.split(".")
-        check_epsilon_folder_names(f"wpm.{key}", wpm[experiment][name])
-    if (
-        wpm["gowalla"]["source"] == "derived"
-        and config["experiments"].get("wpm_gowalla") is True
-        and not Path(get_wpm_gowalla_derived_file()).is_file()
-    ):
-        raise ValueError(
-            "config key wpm.gowalla.derived_file: "
-            f"{get_wpm_gowalla_derived_file()!r} not found (it is never downloaded; "
-            "set wpm.gowalla.source: snap or point data_dir at a copy)"
-        )
-
-
-check_wpm_config()
-
-
 def get_wpm_outputs():
     """Final targets of the enabled WPM experiments (tables, figures)."""
     outputs = []
@@ -481,3 +548,6 @@ def get_wpm_outputs():
             eps=get_wpm_epsilons("gowalla", "map_epsilons"),
         )
     return outputs
+
+
+log_auto_toggles()

@@ -1,6 +1,7 @@
-# Data acquisition: official downloads with checksums, or pre-placed copies in data_dir (issue 4).
-# A download verifies its checksum (GroupLens md5; sha256 recorded on first download for Kaggle
-# and SNAP), writes through a .part file and leaves no file behind on failure; a re-run resumes.
+# Data acquisition: official downloads with checksums (config `downloads:`), or pre-placed
+# copies in data_dir. HTTP goes through pooch: a temporary file renamed only after its checksum
+# matched, retries after a dropped connection. The marker download.done is written last, so a
+# later run trusts a download only once it is complete and verified.
 
 
 localrules:
@@ -19,5 +20,6 @@ rule download_dataset:
     params:
         dataset="{dataset}",
         dest_dir=lambda wildcards, output: str(Path(output.done).parent.parent),
+        source=lambda wildcards: get_download_source(wildcards.dataset),
     script:
         "../../scripts/download_dataset.py"

@@ -1,5 +1,7 @@
 """Real datasets: acquisition, parsing and the histograms the real-data experiments use.
 
+* :mod:`~ldpsample.datasets.registry` -- layouts, official URLs, checksums and row counts
+  (standard library only).
 * :mod:`~ldpsample.datasets.download` -- verified, resumable downloads (GroupLens, SNAP, the
   Kaggle CLI) and :func:`locate_dataset_files` for pre-placed copies in the official layout.
 * :mod:`~ldpsample.datasets.movielens` -- ML-1M private genre histograms, age-group priors.
@@ -8,35 +10,38 @@
   benchmarks.
 
 See ``docs/data.md`` for layouts, partial copies, credentials and paper-vs-code options.
+
+Names below load their module on first use (PEP 562).
 """
 
-from ldpsample.datasets.avazu import (
-    AVAZU_ATTRIBUTES,
-    PLACEHOLDER_DEVICE_ID,
-    ConversionStats,
-    avazu_user_matrix,
-    build_avazu_histograms,
-    convert_avazu_to_parquet,
-)
-from ldpsample.datasets.avazu_synthetic import generate_avazu_like
-from ldpsample.datasets.download import (
-    ChecksumError,
-    DownloadError,
-    KaggleUnavailableError,
-    dataset_completeness,
-    download_avazu,
-    download_file,
-    download_gowalla,
-    download_movielens,
-    locate_dataset_files,
-    record_sha256,
-)
-from ldpsample.datasets.movielens import (
-    AGE_GROUPS,
-    COMMON_GENRES,
-    MovieLensData,
-    build_movielens_data,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "AGE_GROUPS": "ldpsample.datasets.movielens",
+    "AVAZU_ATTRIBUTES": "ldpsample.datasets.avazu",
+    "COMMON_GENRES": "ldpsample.datasets.movielens",
+    "ChecksumError": "ldpsample.datasets.download",
+    "ConversionStats": "ldpsample.datasets.avazu",
+    "DownloadError": "ldpsample.datasets.download",
+    "KaggleUnavailableError": "ldpsample.datasets.download",
+    "MovieLensData": "ldpsample.datasets.movielens",
+    "PLACEHOLDER_DEVICE_ID": "ldpsample.datasets.avazu",
+    "avazu_user_matrix": "ldpsample.datasets.avazu",
+    "build_avazu_histograms": "ldpsample.datasets.avazu",
+    "build_movielens_data": "ldpsample.datasets.movielens",
+    "convert_avazu_to_parquet": "ldpsample.datasets.avazu",
+    "dataset_completeness": "ldpsample.datasets.download",
+    "download_avazu": "ldpsample.datasets.download",
+    "download_file": "ldpsample.datasets.download",
+    "download_gowalla": "ldpsample.datasets.download",
+    "download_movielens": "ldpsample.datasets.download",
+    "generate_avazu_like": "ldpsample.datasets.avazu_synthetic",
+    "locate_dataset_files": "ldpsample.datasets.download",
+    "record_sha256": "ldpsample.datasets.download",
+}
 
 __all__ = [
     "AGE_GROUPS",
@@ -61,3 +66,41 @@ __all__ = [
     "locate_dataset_files",
     "record_sha256",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'ldpsample.datasets' has no attribute {name!r}")
+
+
+if TYPE_CHECKING:  # static analysers see the eager imports
+    from ldpsample.datasets.avazu import (
+        AVAZU_ATTRIBUTES,
+        PLACEHOLDER_DEVICE_ID,
+        ConversionStats,
+        avazu_user_matrix,
+        build_avazu_histograms,
+        convert_avazu_to_parquet,
+    )
+    from ldpsample.datasets.avazu_synthetic import generate_avazu_like
+    from ldpsample.datasets.download import (
+        ChecksumError,
+        DownloadError,
+        KaggleUnavailableError,
+        dataset_completeness,
+        download_avazu,
+        download_file,
+        download_gowalla,
+        download_movielens,
+        locate_dataset_files,
+        record_sha256,
+    )
+    from ldpsample.datasets.movielens import (
+        AGE_GROUPS,
+        COMMON_GENRES,
+        MovieLensData,
+        build_movielens_data,
+    )

@@ -60,7 +60,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
-from ldpsample.datasets.download import OFFICIAL_ROW_COUNTS
+from ldpsample.datasets.registry import OFFICIAL_ROW_COUNTS
 from ldpsample.io import atomic_path
 
 __all__ = [

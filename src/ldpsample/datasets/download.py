@@ -9,18 +9,21 @@ Two ways in, both ending in the same layout under one folder (``data_dir``)::
       gowalla/   loc-gowalla_totalCheckins.txt[.gz]         (SNAP)
 
 * **Download** (:func:`download_movielens`, :func:`download_avazu`, :func:`download_gowalla`).
-  Every download goes to ``<name>.part`` first, is verified, and only then renamed onto its
-  final name, so a final file is always complete and checked. An interrupted transfer keeps the
-  ``.part`` file and the next run resumes it (HTTP ``Range``); a checksum mismatch deletes it
-  and raises :class:`ChecksumError` naming the URL and the expected and actual digests.
-  GroupLens publishes md5 sums, which are checked; Kaggle and SNAP publish none, so the sha256
-  of the first download is recorded next to the file (``<file>.sha256``, ``sha256sum``
-  format) and every later download or :func:`record_sha256` call is checked against it.
+  HTTP goes through `pooch <https://www.fatiando.org/pooch/>`_: a temporary file, the
+  checksum checked before the file gets its name, retries after a dropped connection and a
+  progress bar. A checksum mismatch raises :class:`ChecksumError` naming the URL and both
+  digests, an HTTP error :class:`DownloadError` naming the URL; nothing is kept from either.
+  GroupLens publishes md5 sums (the defaults, :data:`~ldpsample.datasets.registry.DOWNLOADS`);
+  Kaggle and SNAP publish none, so the sha256 of the first download is recorded next to the
+  file (``<file>.sha256``, ``sha256sum`` format) and every later download is checked
+  against it. URL and checksum can be overridden (a lab mirror or cache).
 * **Pre-placed** (:func:`locate_dataset_files`): a folder holding the official layout is read
   as it is (never written). Partial copies are accepted; :func:`dataset_completeness` compares
   row counts with the official ones and logs a warning when a copy is partial.
 
-Only the standard library is used for HTTP (``urllib``); Avazu needs the official Kaggle CLI.
+The layout, URLs, checksums and row counts live in :mod:`ldpsample.datasets.registry`
+(standard library only, which the workflow loads at parse time). Avazu needs the official
+Kaggle CLI.
 """
 
 from __future__ import annotations
@@ -29,23 +32,33 @@ import gzip
 import hashlib
 import logging
 import os
+import re
 import shutil
 import subprocess
 import tempfile
-import urllib.error
+import urllib.parse
 import urllib.request
 import zipfile
-from collections.abc import Callable, Mapping
+import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ldpsample.datasets.registry import (
+    AVAZU_COMPETITION,
+    DATASETS,
+    DOWNLOADS,
+    OFFICIAL_ROW_COUNTS,
+    dataset_folder,
+    locate_dataset_files,
+)
 from ldpsample.io import write_text
 
 __all__ = [
     "AVAZU_COMPETITION",
     "DATASETS",
-    "GOWALLA_URL",
+    "DOWNLOADS",
     "MOVIELENS_ARCHIVES",
     "OFFICIAL_ROW_COUNTS",
     "ChecksumError",
@@ -70,80 +83,10 @@ log = logging.getLogger(__name__)
 
 PathLike = str | os.PathLike[str]
 
-
-@dataclass(frozen=True)
-class _Archive:
-    url: str
-    md5: str
-    folder: str
-    required: tuple[str, ...]
-
-
-#: The official GroupLens archives and the md5 sums GroupLens publishes for them.
-MOVIELENS_ARCHIVES: dict[str, _Archive] = {
-    "ml-100k": _Archive(
-        url="https://files.grouplens.org/datasets/movielens/ml-100k.zip",
-        md5="0e33842e24a9c977be4e0107933c0723",
-        folder="ml-100k",
-        required=("u.data", "u.item", "u.user", "u.genre"),
-    ),
-    "ml-1m": _Archive(
-        url="https://files.grouplens.org/datasets/movielens/ml-1m.zip",
-        md5="c4d9eecfca2ab87c1945afe126590906",
-        folder="ml-1m",
-        required=("ratings.dat", "movies.dat", "users.dat"),
-    ),
-}
-
-#: SNAP Gowalla check-ins (no checksum published: the first download's sha256 is recorded).
-GOWALLA_URL = "https://snap.stanford.edu/data/loc-gowalla_totalCheckins.txt.gz"
-
-#: The Kaggle competition holding Avazu's ``train.gz``.
-AVAZU_COMPETITION = "avazu-ctr-prediction"
-
-#: Data rows (lines without a header) of the official files, used to detect partial copies.
-OFFICIAL_ROW_COUNTS: dict[tuple[str, str], int] = {
-    ("ml-100k", "ratings"): 100_000,
-    ("ml-100k", "users"): 943,
-    ("ml-100k", "items"): 1_682,
-    ("ml-1m", "ratings"): 1_000_209,
-    ("ml-1m", "users"): 6_040,
-    ("ml-1m", "movies"): 3_883,
-    ("avazu", "train"): 40_428_967,
-    ("gowalla", "checkins"): 6_442_890,
-}
-
-#: Per dataset: folder under ``data_dir`` and, per role, the file names accepted (first found
-#: wins). Glob patterns (containing ``*``) are a last resort and mark the copy as partial.
-DATASETS: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {
-    "ml-100k": (
-        "ml-100k",
-        {
-            "ratings": ("u.data", "u.data.gz"),
-            "items": ("u.item", "u.item.gz"),
-            "users": ("u.user", "u.user.gz"),
-            "genres": ("u.genre",),
-        },
-    ),
-    "ml-1m": (
-        "ml-1m",
-        {
-            "ratings": ("ratings.dat", "ratings.dat.gz"),
-            "movies": ("movies.dat", "movies.dat.gz"),
-            "users": ("users.dat", "users.dat.gz"),
-        },
-    ),
-    "avazu": ("avazu", {"train": ("train.gz", "train.csv", "train.csv.gz", "train")}),
-    "gowalla": (
-        "gowalla",
-        {
-            "checkins": (
-                "loc-gowalla_totalCheckins.txt.gz",
-                "loc-gowalla_totalCheckins.txt",
-                "loc-gowalla_totalCheckins.first-*-lines.txt",
-            )
-        },
-    ),
+#: The files each official MovieLens archive must hold (under ``<name>/``): the first file
+#: name of every role of :data:`DATASETS`.
+MOVIELENS_ARCHIVES: dict[str, tuple[str, ...]] = {
+    name: tuple(names[0] for names in DATASETS[name][1].values()) for name in ("ml-100k", "ml-1m")
 }
 
 #: Data files that start with a header line (not counted as a row).
@@ -222,20 +165,63 @@ def record_sha256(path: PathLike) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# HTTP download with resume
+# HTTP download (pooch: temporary file, checksum, retries, atomic rename, progress bar)
 # --------------------------------------------------------------------------------------------
 
-# Indirection so tests can replace the network.
-urlopen: Callable[..., Any] = urllib.request.urlopen
+
+def _known_hash(md5: str | None, sha256: str | None) -> str | None:
+    if md5 and sha256:
+        raise ValueError("give md5 or sha256, not both")
+    if md5:
+        return f"md5:{md5.lower()}"
+    if sha256:
+        return f"sha256:{sha256.lower()}"
+    return None
 
 
-def _digests(path: Path, algorithms: list[str]) -> dict[str, str]:
-    hashers = {name: hashlib.new(name) for name in algorithms}
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            for h in hashers.values():
-                h.update(chunk)
-    return {name: h.hexdigest() for name, h in hashers.items()}
+def _copy_file_url(url: str, output_file: str, _pooch: object) -> None:
+    """pooch downloader for ``file://`` URLs (a mirror on a mounted share)."""
+    source = Path(urllib.request.url2pathname(urllib.parse.urlparse(url).path))
+    try:
+        shutil.copyfile(source, output_file)
+    except OSError as exc:
+        raise DownloadError(f"downloading {url} failed: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class _HTTPDownloader:
+    """pooch downloader over HTTP(S) that always closes its connection.
+
+    pooch's own ``HTTPDownloader`` leaves the response open when a transfer is cut off
+    (a ``ResourceWarning`` at garbage collection); this one streams inside ``with`` blocks.
+    pooch still provides the temporary file, the checksum, the retries and the rename.
+    """
+
+    timeout: float
+    progressbar: bool
+
+    def __call__(self, url: str, output_file: str, _pooch: object) -> None:
+        import requests
+        from tqdm.auto import tqdm
+
+        headers = {"User-Agent": "ldpsample"}
+        with (
+            requests.get(url, stream=True, timeout=self.timeout, headers=headers) as response,
+            open(output_file, "wb") as handle,
+        ):
+            response.raise_for_status()
+            total = int(response.headers.get("Content-Length", 0)) or None
+            with tqdm(
+                total=total,
+                unit="B",
+                unit_scale=True,
+                desc=url.rsplit("/", 1)[-1],
+                disable=not self.progressbar,
+                mininterval=5,
+            ) as progress:
+                for chunk in response.iter_content(chunk_size=1 << 20):
+                    handle.write(chunk)
+                    progress.update(len(chunk))
 
 
 def download_file(
@@ -244,23 +230,32 @@ def download_file(
     *,
     md5: str | None = None,
     sha256: str | None = None,
+    retries: int = 2,
     timeout: float = 60.0,
-    chunk_size: int = 1 << 20,
+    progressbar: bool = False,
 ) -> Path:
-    """Download ``url`` to ``dest`` through ``<dest>.part``, verified before it is renamed.
+    """Download ``url`` to ``dest`` with :mod:`pooch`, verified before it gets its name.
+
+    pooch streams into a temporary file beside ``dest``, checks the digest and only then
+    renames the file onto ``dest``; a failed, interrupted or corrupted transfer leaves no
+    file under ``dest``'s name (a process killed mid-transfer may leave a ``tmp*`` file,
+    which nothing reads). A dropped connection or an HTTP error is retried ``retries`` times.
 
     Parameters
     ----------
     url
-        Any URL :func:`urllib.request.urlopen` understands (``https://``, ``file://``).
+        ``http://``, ``https://`` or ``file://``.
     dest
-        Final path. If it exists and matches the given digests it is kept (no download).
+        Final path. If it exists and matches the digest it is kept (no download); if it
+        exists and does not match, it is downloaded again.
     md5, sha256
-        Expected hex digests (either, both or none).
+        Expected hex digest (one of them, or none: then an existing file is trusted).
+    retries
+        Further attempts after a failed one (pooch waits 1 s, 2 s, ... in between).
     timeout
         Socket timeout in seconds.
-    chunk_size
-        Bytes per read.
+    progressbar
+        Show a tqdm progress bar on stderr (the rule's log in the pipeline).
 
     Returns
     -------
@@ -270,105 +265,61 @@ def download_file(
     Raises
     ------
     DownloadError
-        On a network or HTTP error or a truncated transfer. The ``.part`` file is kept so
-        that the next call resumes it with an HTTP ``Range`` request.
+        On a network or HTTP error or a truncated transfer, after the retries; the message
+        names the URL.
     ChecksumError
-        If the completed download does not match ``md5``/``sha256``. The ``.part`` file is
-        deleted; the message names the URL and the expected and actual digests.
+        If the download does not match ``md5``/``sha256``; the message names the URL and
+        both digests. Nothing is kept.
     """
+    import pooch
+    import requests
+
     dest = Path(dest)
-    expected = {name: value.lower() for name, value in (("md5", md5), ("sha256", sha256)) if value}
-    if dest.exists():
-        if not expected:
-            log.info("%s already present; not downloading %s", dest, url)
-            return dest
-        actual = _digests(dest, list(expected))
-        if actual == expected:
-            log.info("%s already present and verified (%s)", dest, actual)
-            return dest
-        log.warning(
-            "%s exists but fails its checksum (%s, expected %s); downloading again",
-            dest,
-            actual,
-            expected,
-        )
-        dest.unlink()
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    part = dest.with_name(dest.name + ".part")
-
-    for attempt in (1, 2):
-        offset = part.stat().st_size if part.exists() else 0
-        _fetch_into(url, part, offset=offset, timeout=timeout, chunk_size=chunk_size)
-        if not expected:
-            break
-        actual = _digests(part, list(expected))
-        if actual == expected:
-            break
-        part.unlink()
-        if offset and attempt == 1:
-            # A stale .part (e.g. from another version of the file) spoilt the resume: retry
-            # once from scratch before blaming the server.
-            log.warning("resumed download of %s fails its checksum; restarting from scratch", url)
-            continue
-        details = "; ".join(f"expected {k} {expected[k]}, got {actual[k]}" for k in expected)
-        raise ChecksumError(
-            f"checksum mismatch for {url}: {details}. The download was deleted ({part}); "
-            "nothing was written to " + str(dest)
-        )
-    os.replace(part, dest)
-    log.info("downloaded %s to %s (%d bytes)", url, dest, dest.stat().st_size)
-    return dest
-
-
-def _fetch_into(url: str, part: Path, *, offset: int, timeout: float, chunk_size: int) -> None:
-    headers = {"User-Agent": "ldpsample (+https://github.com/)"}
-    if offset:
-        headers["Range"] = f"bytes={offset}-"
-    request = urllib.request.Request(url, headers=headers)
+    known_hash = _known_hash(md5, sha256)
+    fetcher = pooch.create(
+        path=dest.parent,
+        base_url="",
+        registry={dest.name: known_hash},
+        urls={dest.name: url},
+        retry_if_failed=retries,
+        allow_updates=True,
+    )
+    downloader: Any = (
+        _copy_file_url
+        if url.startswith("file://")
+        else _HTTPDownloader(timeout=timeout, progressbar=progressbar)
+    )
+    pooch.get_logger().setLevel(logging.WARNING)
+    existed = dest.exists()
     try:
-        response = urlopen(request, timeout=timeout)
-    except urllib.error.HTTPError as exc:
-        if exc.code == 416 and offset:
-            log.info("server says %s is already complete in %s (HTTP 416)", url, part)
-            return
-        raise DownloadError(f"downloading {url} failed: HTTP {exc.code} {exc.reason}") from exc
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise DownloadError(f"downloading {url} failed: {reason}") from exc
-    with response:
-        status = getattr(response, "status", None)
-        length_header = response.headers.get("Content-Length") if response.headers else None
-        length = int(length_header) if length_header and length_header.isdigit() else None
-        if offset and status == 206:
-            content_range = response.headers.get("Content-Range", "")
-            start = content_range.removeprefix("bytes ").split("-", 1)[0]
-            if start.strip() != str(offset):
-                raise DownloadError(
-                    f"downloading {url}: asked to resume at byte {offset}, server sent "
-                    f"Content-Range {content_range!r}"
-                )
-            mode, start_at = "ab", offset
-            log.info("resuming %s at byte %d", url, offset)
-        else:
-            if offset:
-                log.info("server ignored the Range request for %s; restarting", url)
-            mode, start_at = "wb", 0
-        received = 0
-        try:
-            with open(part, mode) as handle:
-                while chunk := response.read(chunk_size):
-                    handle.write(chunk)
-                    received += len(chunk)
-        except (urllib.error.URLError, OSError) as exc:
-            raise DownloadError(
-                f"downloading {url} was interrupted after {start_at + received} bytes ({exc}); "
-                f"the partial file {part} is kept and the next run resumes it"
-            ) from exc
-    if length is not None and received != length:
+        fetcher.fetch(dest.name, downloader=downloader)
+    except requests.exceptions.HTTPError as exc:
+        response = exc.response
+        status = f"HTTP {response.status_code} {response.reason}" if response is not None else exc
         raise DownloadError(
-            f"downloading {url}: got {received} of {length} bytes; the partial file {part} is "
-            "kept and the next run resumes it"
-        )
+            f"downloading {url} failed: {status} (after {retries + 1} attempts); "
+            f"nothing was written to {dest}"
+        ) from exc
+    except requests.exceptions.RequestException as exc:
+        raise DownloadError(
+            f"downloading {url} failed after {retries + 1} attempts: {exc}; "
+            f"nothing was written to {dest}"
+        ) from exc
+    except ValueError as exc:
+        match = re.search(r"expected (\S+) but got (\S+?)\.", str(exc))
+        if match is None:
+            raise
+        algorithm, expected = match.group(1).split(":", 1)
+        raise ChecksumError(
+            f"checksum mismatch for {url}: expected {algorithm} {expected}, got {match.group(2)} "
+            f"(after {retries + 1} attempts); the download was deleted and nothing was "
+            f"written to {dest}"
+        ) from exc
+    if existed:
+        log.info("%s already present and verified (%s)", dest, known_hash or "no checksum")
+    else:
+        log.info("downloaded %s to %s (%d bytes)", url, dest, dest.stat().st_size)
+    return dest
 
 
 # --------------------------------------------------------------------------------------------
@@ -376,39 +327,59 @@ def _fetch_into(url: str, part: Path, *, offset: int, timeout: float, chunk_size
 # --------------------------------------------------------------------------------------------
 
 
-def extract_zip(archive: PathLike, dest_dir: PathLike, *, folder: str) -> Path:
-    """Extract ``folder/`` from a zip archive into ``dest_dir/folder``, atomically.
+def extract_zip(
+    archive: PathLike, dest_dir: PathLike, *, folder: str, required: tuple[str, ...] = ()
+) -> Path:
+    """Extract ``folder/`` from a zip archive into ``dest_dir/folder``.
 
-    The archive is extracted into a temporary folder next to the target, checked (no member
-    may escape it) and renamed into place, so ``dest_dir/folder`` is either complete or absent.
+    The members are checked first (``folder/<name>`` for each of ``required``, no unsafe
+    paths), extracted into a temporary folder beside the target and then moved into place:
+    an empty or absent target (Snakemake creates a rule's output folder before the job) is
+    replaced as a whole by one rename; files of a non-empty target are replaced one by one.
 
     Raises
     ------
     ValueError
-        If the archive has no ``folder/`` member or a member with an unsafe path.
-    FileExistsError
-        If ``dest_dir/folder`` already exists.
+        If the archive is not a readable zip, lacks a required member (named in the
+        message) or has a member with an unsafe path.
     """
     archive, dest_dir = Path(archive), Path(dest_dir)
     target = dest_dir / folder
-    if target.exists():
-        raise FileExistsError(f"{target} already exists; remove it to extract {archive} again")
     dest_dir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder}.", suffix=".tmp", dir=dest_dir))
     try:
-        with zipfile.ZipFile(archive) as zf:
-            names = zf.namelist()
-            if not any(n.startswith(folder + "/") for n in names):
-                raise ValueError(f"{archive}: no member under {folder}/ (members: {names[:5]})")
+        zf = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ValueError(f"{archive}: not a readable zip archive ({exc})") from exc
+    with zf:
+        names = zf.namelist()
+        missing = [f"{folder}/{name}" for name in required if f"{folder}/{name}" not in names]
+        if not any(n.startswith(folder + "/") for n in names):
+            raise ValueError(f"{archive}: no member under {folder}/ (members: {names[:5]})")
+        if missing:
+            raise ValueError(f"{archive}: the archive lacks {', '.join(missing)}")
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder}.", suffix=".tmp", dir=dest_dir))
+        try:
             root = tmp.resolve()
             for name in names:
                 resolved = (tmp / name).resolve()
                 if root not in resolved.parents and resolved != root:
                     raise ValueError(f"{archive}: unsafe member path {name!r}")
-            zf.extractall(tmp)
-        os.replace(tmp / folder, target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+            try:
+                zf.extractall(tmp)
+            except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+                raise ValueError(f"{archive}: corrupt zip archive ({exc})") from exc
+            if target.is_dir() and not any(target.iterdir()):
+                target.rmdir()
+            if not target.exists():
+                os.replace(tmp / folder, target)
+            else:
+                for path in sorted((tmp / folder).rglob("*")):
+                    if path.is_file():
+                        dest = target / path.relative_to(tmp / folder)
+                        dest.parent.mkdir(parents=True, exist_ok=True)
+                        os.replace(path, dest)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return target
 
 
@@ -418,10 +389,19 @@ def download_movielens(
     *,
     url: str | None = None,
     md5: str | None = None,
+    sha256: str | None = None,
     keep_archive: bool = True,
+    retries: int = 2,
     timeout: float = 60.0,
+    progressbar: bool = False,
 ) -> Path:
     """Download and extract an official MovieLens archive into ``dest_dir/<name>/``.
+
+    The zip (``dest_dir/<name>.zip``) is checked against ``md5``/``sha256`` (default: the
+    md5 GroupLens publishes, :data:`DOWNLOADS`); with neither given for a custom ``url``,
+    the first download's sha256 is recorded and checked later (:func:`record_sha256`).
+    The folder may already exist (the pipeline's marker file lives in it): its files are
+    replaced by the archive's.
 
     Parameters
     ----------
@@ -429,12 +409,12 @@ def download_movielens(
         ``"ml-100k"`` or ``"ml-1m"``.
     dest_dir
         Folder receiving ``<name>.zip`` and the extracted ``<name>/``.
-    url, md5
-        Override the GroupLens URL and md5 (e.g. a mirror or a local ``file://`` copy).
+    url, md5, sha256
+        Override the GroupLens URL and checksum (a mirror, a lab cache).
     keep_archive
         Keep the verified zip next to the folder (a re-run then skips the download).
-    timeout
-        Socket timeout in seconds.
+    retries, timeout, progressbar
+        As for :func:`download_file`.
 
     Returns
     -------
@@ -443,40 +423,67 @@ def download_movielens(
     """
     if name not in MOVIELENS_ARCHIVES:
         raise ValueError(f"unknown MovieLens archive {name!r}; known: {sorted(MOVIELENS_ARCHIVES)}")
-    spec = MOVIELENS_ARCHIVES[name]
+    official = DOWNLOADS[name]
+    if url is None and md5 is None and sha256 is None:
+        md5 = official["md5"]
+    url = url or str(official["url"])
     dest_dir = Path(dest_dir)
-    target = dest_dir / spec.folder
-    if target.is_dir():
-        missing = [f for f in spec.required if not (target / f).exists()]
-        if not missing:
-            log.info("%s already extracted in %s", name, target)
-            return target
-        raise FileNotFoundError(
-            f"{target} exists but lacks {missing}; remove the folder to download {name} again"
-        )
-    archive = download_file(
-        url or spec.url, dest_dir / f"{name}.zip", md5=md5 or spec.md5, timeout=timeout
+    archive = dest_dir / f"{name}.zip"
+    if md5 is None and sha256 is None:
+        sha256 = _read_recorded_sha256(archive)
+    download_file(
+        url,
+        archive,
+        md5=md5,
+        sha256=sha256,
+        retries=retries,
+        timeout=timeout,
+        progressbar=progressbar,
     )
-    extract_zip(archive, dest_dir, folder=spec.folder)
-    missing = [f for f in spec.required if not (target / f).exists()]
-    if missing:
-        shutil.rmtree(target)
-        raise ValueError(f"{archive}: the extracted {spec.folder}/ lacks {missing}")
+    if md5 is None and sha256 is None:
+        record_sha256(archive)
+    try:
+        target = extract_zip(archive, dest_dir, folder=name, required=MOVIELENS_ARCHIVES[name])
+    except ValueError as exc:
+        raise ValueError(f"{exc} (downloaded from {url})") from exc
     if not keep_archive:
         archive.unlink()
     return target
 
 
-def download_gowalla(dest_dir: PathLike, *, url: str = GOWALLA_URL, timeout: float = 60.0) -> Path:
-    """Download SNAP's Gowalla check-ins into ``dest_dir/gowalla/`` and record their sha256.
+def download_gowalla(
+    dest_dir: PathLike,
+    *,
+    url: str | None = None,
+    sha256: str | None = None,
+    md5: str | None = None,
+    retries: int = 2,
+    timeout: float = 60.0,
+    progressbar: bool = False,
+) -> Path:
+    """Download SNAP's Gowalla check-ins into ``dest_dir/gowalla/``.
 
-    SNAP publishes no checksum. The first download's sha256 is written next to the file
-    (``loc-gowalla_totalCheckins.txt.gz.sha256``); a later download must match it.
+    SNAP publishes no checksum: unless ``sha256``/``md5`` is given, the first download's
+    sha256 is written next to the file (``<file>.sha256``) and a later download must match it.
     """
-    dest = Path(dest_dir) / "gowalla" / url.rsplit("/", 1)[-1]
-    recorded = _read_recorded_sha256(dest)
-    download_file(url, dest, sha256=recorded, timeout=timeout)
-    record_sha256(dest)
+    url = url or str(DOWNLOADS["gowalla"]["url"])
+    dest = Path(dest_dir) / "gowalla" / DATASETS["gowalla"][1]["checkins"][0]
+    if md5 is None and sha256 is None:
+        recorded = _read_recorded_sha256(dest)
+        download_file(
+            url, dest, sha256=recorded, retries=retries, timeout=timeout, progressbar=progressbar
+        )
+        record_sha256(dest)
+    else:
+        download_file(
+            url,
+            dest,
+            md5=md5,
+            sha256=sha256,
+            retries=retries,
+            timeout=timeout,
+            progressbar=progressbar,
+        )
     return dest
 
 
@@ -625,64 +632,6 @@ def _find_kaggle_download(folder: Path, file: str) -> Path:
 # --------------------------------------------------------------------------------------------
 
 
-def locate_dataset_files(data_dir: PathLike, dataset: str) -> dict[str, Path]:
-    """Paths of a dataset's files in a folder holding the official layout (read only).
-
-    Parameters
-    ----------
-    data_dir
-        Folder holding ``ml-100k/``, ``ml-1m/``, ``avazu/`` and/or ``gowalla/``.
-    dataset
-        One of :data:`DATASETS`: ``"ml-100k"``, ``"ml-1m"``, ``"avazu"``, ``"gowalla"``.
-
-    Returns
-    -------
-    dict
-        Role → path, e.g. ``{"ratings": ..., "movies": ..., "users": ...}`` for ``ml-1m``.
-        For every role the first existing name of :data:`DATASETS` is used (an official
-        uncompressed file before its ``.gz``).
-
-    Raises
-    ------
-    FileNotFoundError
-        Naming every missing role, the names looked for and the folder.
-    """
-    if dataset not in DATASETS:
-        raise ValueError(f"unknown dataset {dataset!r}; known: {sorted(DATASETS)}")
-    folder_name, roles = DATASETS[dataset]
-    folder = Path(data_dir) / folder_name
-    found: dict[str, Path] = {}
-    missing: list[str] = []
-    for role, names in roles.items():
-        path = _first_existing(folder, names)
-        if path is None:
-            missing.append(f"{role} (looked for {', '.join(names)})")
-        else:
-            found[role] = path
-            if "*" in names[-1] and path.name not in names:
-                log.warning("%s: using %s, a partial copy, for %s", dataset, path, role)
-    if missing:
-        where = folder if folder.is_dir() else f"{folder} (folder does not exist)"
-        raise FileNotFoundError(f"{dataset}: missing in {where}: " + "; ".join(missing))
-    log.info("%s files: %s", dataset, {k: str(v) for k, v in found.items()})
-    return found
-
-
-def _first_existing(folder: Path, names: tuple[str, ...]) -> Path | None:
-    for name in names:
-        if "*" in name:
-            matches = (
-                sorted(p for p in folder.glob(name) if p.is_file() and ".austin" not in p.name)
-                if folder.is_dir()
-                else []
-            )
-            if matches:
-                return matches[0]
-        elif (folder / name).is_file():
-            return folder / name
-    return None
-
-
 def _open_maybe_gzip(path: Path) -> Any:
     with open(path, "rb") as handle:
         magic = handle.read(2)
@@ -756,19 +705,34 @@ def dataset_completeness(
     return out
 
 
-def download_dataset(dataset: str, dest_dir: PathLike) -> dict[str, Path]:
+def download_dataset(
+    dataset: str,
+    dest_dir: PathLike,
+    *,
+    url: str | None = None,
+    md5: str | None = None,
+    sha256: str | None = None,
+    progressbar: bool = False,
+) -> dict[str, Path]:
     """Download ``dataset`` into ``dest_dir`` in the official layout; return its files by role.
 
-    The pipeline's single entry point for downloads: GroupLens zips (md5-checked) for
-    ``"ml-100k"`` and ``"ml-1m"``, the Kaggle CLI for ``"avazu"`` (credentials needed), SNAP for
-    ``"gowalla"``. Afterwards :func:`locate_dataset_files` finds the files in ``dest_dir``.
+    The pipeline's single entry point for downloads: GroupLens zips for ``"ml-100k"`` and
+    ``"ml-1m"``, the Kaggle CLI for ``"avazu"`` (credentials needed), SNAP for ``"gowalla"``.
+    ``url``, ``md5`` and ``sha256`` override the defaults of :data:`DOWNLOADS` (the config's
+    ``downloads.<dataset>`` keys). On failure, an empty ``dest_dir/<dataset>/`` folder (which
+    Snakemake creates for the rule's marker file) is removed, so nothing is left behind.
     """
-    if dataset in MOVIELENS_ARCHIVES:
-        download_movielens(dataset, dest_dir)
-    elif dataset == "avazu":
-        download_avazu(dest_dir)
-    elif dataset == "gowalla":
-        download_gowalla(dest_dir)
-    else:
-        raise ValueError(f"unknown dataset {dataset!r}; known: {sorted(DATASETS)}")
+    options = {"url": url, "md5": md5, "sha256": sha256, "progressbar": progressbar}
+    folder = Path(dest_dir) / dataset_folder(dataset)
+    try:
+        if dataset in MOVIELENS_ARCHIVES:
+            download_movielens(dataset, dest_dir, **options)
+        elif dataset == "avazu":
+            download_avazu(dest_dir)
+        else:
+            download_gowalla(dest_dir, **options)
+    except BaseException:
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+        raise
     return locate_dataset_files(dest_dir, dataset)

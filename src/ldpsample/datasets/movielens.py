@@ -37,7 +37,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from ldpsample.datasets.download import OFFICIAL_ROW_COUNTS
+from ldpsample.datasets.registry import OFFICIAL_ROW_COUNTS
 
 __all__ = [
     "AGE_GROUPS",
