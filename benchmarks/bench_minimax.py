@@ -3,8 +3,8 @@
 Prints two markdown tables:
 
 1. building the dense ``(n, n)`` kernel with :func:`ldpsample.minimax.minimax_kernel` (closed
-   form, O(n^2)) vs Algorithm 1's recursion (``tests/oracle.py``, O(n^3)); the recursion is run
-   only up to ``--max-recursion-n`` and reported as skipped above it;
+   form, O(n^2)) vs Algorithm 1's recursion (``benchmarks/reference.py``, O(n^3)); the
+   recursion is run only up to ``--max-recursion-n`` and reported as skipped above it;
 2. :func:`ldpsample.minimax.apply_minimax` on ``--users`` x ``--items`` (sorted and unsorted
    prior, precomputed coefficients, input validation included), with the dense BLAS product
    ``P @ K`` for reference.
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from oracle import oracle_kernel
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from reference import oracle_kernel
 
 from ldpsample.minimax import apply_minimax, minimax_coefficients, minimax_kernel
 

@@ -60,14 +60,20 @@ def kl_value(P: np.ndarray, Q: np.ndarray) -> np.ndarray:
     return np.where(mask, P * np.log(np.where(mask, P, 1.0) / np.where(mask, Q, 1.0)), 0).sum(-1)
 
 
-def brentq_kl(P: np.ndarray, q: np.ndarray, epsilon: float) -> tuple[np.ndarray, int]:
-    """The published code's KL projection, one brentq root per user; failures stay NaN."""
+def brentq_kl(
+    P: np.ndarray, q: np.ndarray, epsilon: float, bracket: float = 1e4
+) -> tuple[np.ndarray, int]:
+    """The published code's KL projection, one brentq root per user on ``[0, bracket]``
+    (``1e4`` in ``perform_projection_husain``, ``1e3`` in ``perform_projection``); failures
+    stay NaN."""
     lower, upper = mollifier_bounds(q, epsilon=epsilon)
     out = np.full_like(P, np.nan)
     failures = 0
     for i, p in enumerate(P):
         try:
-            x = brentq(lambda x, p=p: np.minimum(np.maximum(lower, x * p), upper).sum() - 1, 0, 1e4)
+            x = brentq(
+                lambda x, p=p: np.minimum(np.maximum(lower, x * p), upper).sum() - 1, 0, bracket
+            )
         except ValueError:
             failures += 1
             continue

@@ -1,0 +1,603 @@
+"""One entry point for every performance figure of the project, measured side by side in one run.
+
+Each row of :data:`ROWS` runs in a fresh Python process (``run_all.py --child <row>``), which
+times the row's subject and its references in that one process (best of ``--repeats``) and
+prints the results as JSON. A second fresh process runs the subject alone once, and its peak
+resident memory is read from the kernel (``os.wait4`` returns the child's own ``ru_maxrss``):
+measured, not estimated. The parent prints the ratios and writes a markdown table with the
+machine (nproc, CPU model, RAM) and the date.
+
+Rows (``--only`` takes any of these names, several allowed):
+
+* ``apply-4000``: :func:`apply_minimax`, 5000 users x n = 4000 (unsorted prior, coefficients
+  precomputed) vs the dense BLAS product ``P @ K`` (``K`` built beforehand with
+  :func:`minimax_kernel`) and one ``np.cumsum`` pass over ``P``;
+* ``kl-brentq``: :func:`relative_mollifier_kl`, 10^5 users x n = 100, vs the published per-user
+  ``brentq`` on ``[0, 1000]`` (``bench_mollifier.brentq_kl``) timed on a subset and
+  extrapolated linearly;
+* ``dense-2000``: dense kernel n = 2000, closed form vs the paper's recursion
+  (``benchmarks/reference.py``);
+* ``dense-10000``: dense kernel n = 10,000, closed form;
+* ``apply-1e6x100``: :func:`apply_minimax`, 10^6 users x n = 100;
+* ``mollifier-1e5x100``: KL and TV closed forms, 10^5 users x n = 100, and cvxpy with one
+  problem per user (extrapolated, as in ``bench_mollifier.py``);
+* ``avazu``: Avazu-shaped log (``--avazu-rows``, default 10^6; the README quotes 10^7 and the full
+  40.4M): gzip CSV -> parquet and the 9 attribute histograms, through ``bench_avazu.run`` (each
+  step in its own process; its own peak memory);
+* ``wpm-exact``: exact WPM (network simplex) per input, n = m = 100 and 400.
+
+``--quick`` shrinks every size (for a smoke test; the ratios are then not the targets' sizes).
+To add a row (e.g. "Avazu stage full size" through the pipeline), write a function
+``row_<name>(quick) -> Row`` that returns :class:`Measure` entries, register it in
+:data:`ROWS` with :func:`register`, and give it a ``subject`` callable for the memory probe.
+
+Usage: ``.venv/bin/python benchmarks/run_all.py [--quick] [--only apply-4000 kl-brentq]
+[--repeats 5] [--output benchmarks/results.md]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+EPSILON = 1.0
+REPEATS = 5
+
+
+# --------------------------------------------------------------------------------------------
+# Records and registry
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Measure:
+    """One timed call of a row. ``ratio_of`` names another measure of the same row: the ratio
+    reported is ``that.seconds / self.seconds`` (``speed-up``) unless ``slowdown`` is set
+    (``self.seconds / that.seconds``)."""
+
+    label: str
+    seconds: float
+    note: str = ""
+    ratio_of: str | None = None
+    slowdown: bool = False
+    target: float | None = None  # >= target for a speed-up, <= target for a slowdown
+
+
+@dataclass
+class Row:
+    name: str
+    title: str
+    measures: list[Measure] = field(default_factory=list)
+    info: str = ""
+
+
+@dataclass(frozen=True)
+class RowSpec:
+    name: str
+    measure: Callable[[bool], Row]  # runs in the child: times everything side by side
+    subject: Callable[[bool], object]  # runs alone in a second child: its peak memory
+
+
+ROWS: dict[str, RowSpec] = {}
+
+
+def register(name: str, subject: Callable[[bool], object]):
+    """Decorator: add ``row_fn`` to :data:`ROWS` under ``name`` with its memory ``subject``."""
+
+    def wrap(row_fn: Callable[[bool], Row]) -> Callable[[bool], Row]:
+        ROWS[name] = RowSpec(name, row_fn, subject)
+        return row_fn
+
+    return wrap
+
+
+def best_time(fn: Callable[[], object], repeats: int | None = None) -> float:
+    """Best wall-clock time of ``repeats`` calls (stops early once a call takes over 20 s)."""
+    best = float("inf")
+    for _ in range(repeats or REPEATS):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+        if best > 20.0:
+            break
+    return best
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs (deterministic) and subjects
+# --------------------------------------------------------------------------------------------
+
+
+def _users(users: int, n: int, seed: int, alpha: float | None = None) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if alpha is not None:
+        return rng.dirichlet(np.full(n, alpha), size=users)
+    P = rng.random((users, n))
+    P /= P.sum(axis=1, keepdims=True)
+    return P
+
+
+def _prior(n: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).dirichlet(np.ones(n))  # unsorted
+
+
+def _apply_4000_sizes(quick: bool) -> tuple[int, int]:
+    return (500, 1000) if quick else (5000, 4000)
+
+
+def _apply_4000_subject(quick: bool) -> object:
+    from ldpsample.minimax import apply_minimax, minimax_coefficients
+
+    users, n = _apply_4000_sizes(quick)
+    kernel = minimax_coefficients(_prior(n, 1), epsilon=EPSILON)
+    return apply_minimax(_users(users, n, 2), kernel)
+
+
+def _mollifier_sizes(quick: bool) -> tuple[int, int]:
+    return (10_000, 100) if quick else (100_000, 100)
+
+
+def _kl_subject(quick: bool) -> object:
+    from ldpsample.mollifier import relative_mollifier_kl
+
+    users, n = _mollifier_sizes(quick)
+    return relative_mollifier_kl(_users(users, n, 4, alpha=0.5), _prior(n, 3), epsilon=EPSILON)
+
+
+def _tv_subject(quick: bool) -> object:
+    from ldpsample.mollifier import relative_mollifier_tv
+
+    users, n = _mollifier_sizes(quick)
+    return relative_mollifier_tv(_users(users, n, 4, alpha=0.5), _prior(n, 3), epsilon=EPSILON)
+
+
+def _dense_2000_n(quick: bool) -> int:
+    return 500 if quick else 2000
+
+
+def _dense_2000_subject(quick: bool) -> object:
+    from ldpsample.minimax import minimax_kernel
+
+    return minimax_kernel(_prior(_dense_2000_n(quick), 5), epsilon=EPSILON)
+
+
+def _dense_10000_subject(quick: bool) -> object:
+    from ldpsample.minimax import minimax_kernel
+
+    return minimax_kernel(_prior(2000 if quick else 10_000, 6), epsilon=EPSILON)
+
+
+def _apply_1e6_sizes(quick: bool) -> tuple[int, int]:
+    return (100_000, 100) if quick else (1_000_000, 100)
+
+
+def _apply_1e6_subject(quick: bool) -> object:
+    from ldpsample.minimax import apply_minimax, minimax_coefficients
+
+    users, n = _apply_1e6_sizes(quick)
+    kernel = minimax_coefficients(_prior(n, 7), epsilon=EPSILON)
+    return apply_minimax(_users(users, n, 8), kernel)
+
+
+def _wpm_sizes(quick: bool) -> list[tuple[int, int]]:
+    return [(100, 4), (400, 2)] if quick else [(100, 32), (400, 8)]  # (n = m, inputs)
+
+
+def _wpm_inputs(n: int, inputs: int):
+    from ldpsample.wasserstein import optimal_uniform_base_measure
+
+    rng = np.random.default_rng(n)
+    x = rng.random((n, 2))
+    C = np.linalg.norm(x[:, None] - x[None], axis=2)
+    P = rng.dirichlet(np.full(n, 0.5), size=inputs)
+    mu = optimal_uniform_base_measure(C, epsilon=EPSILON).mu
+    return P, C, mu
+
+
+def _wpm_subject(quick: bool) -> object:
+    from ldpsample.wasserstein import wasserstein_projection
+
+    n, inputs = _wpm_sizes(quick)[-1]
+    P, C, mu = _wpm_inputs(n, inputs)
+    return wasserstein_projection(P, C, mu, epsilon=EPSILON, solver="pot")
+
+
+def _avazu_rows(quick: bool) -> int:
+    return 200_000 if quick else int(os.environ.get("RUN_ALL_AVAZU_ROWS", 1_000_000))
+
+
+def _avazu_subject(quick: bool) -> object:
+    return None  # every step of this row already runs (and is measured) in its own process
+
+
+# --------------------------------------------------------------------------------------------
+# Rows
+# --------------------------------------------------------------------------------------------
+
+
+@register("apply-4000", _apply_4000_subject)
+def row_apply_4000(quick: bool) -> Row:
+    from ldpsample.minimax import apply_minimax, minimax_coefficients, minimax_kernel
+
+    users, n = _apply_4000_sizes(quick)
+    q = _prior(n, 1)
+    P = _users(users, n, 2)
+    kernel = minimax_coefficients(q, epsilon=EPSILON)
+    K = minimax_kernel(q, epsilon=EPSILON)
+    diff = float(np.abs(apply_minimax(P[:200], kernel) - P[:200] @ K).max())
+    row = Row("apply-4000", f"apply_minimax, {users:,} users x n = {n:,} (unsorted q)")
+    row.measures = [
+        Measure(
+            "apply_minimax (coefficients precomputed)",
+            best_time(lambda: apply_minimax(P, kernel)),
+            f"max abs diff vs P @ K: {diff:.1e}",
+        ),
+        Measure(
+            "dense P @ K (K built beforehand)",
+            best_time(lambda: P @ K),
+            ratio_of="apply_minimax (coefficients precomputed)",
+            target=5.0,
+        ),
+        Measure(
+            "one np.cumsum pass over P",
+            best_time(lambda: np.cumsum(P, axis=1)),
+            ratio_of="apply_minimax (coefficients precomputed)",
+            slowdown=True,
+            target=4.0,
+        ),
+    ]
+    return row
+
+
+@register("kl-brentq", _kl_subject)
+def row_kl_brentq(quick: bool) -> Row:
+    from bench_mollifier import brentq_kl, kl_value
+
+    from ldpsample.mollifier import relative_mollifier_kl
+
+    users, n = _mollifier_sizes(quick)
+    q = _prior(n, 3)
+    P = _users(users, n, 4, alpha=0.5)
+    subset = 2_000 if quick else 20_000
+    fast = relative_mollifier_kl(P, q, epsilon=EPSILON)
+    few = P[:subset]
+    reference, failures = brentq_kl(few, q, EPSILON, bracket=1e3)
+    ok = ~np.isnan(reference).any(axis=1)
+    diff = float(np.abs(reference[ok] - fast[:subset][ok]).max())
+    dvalue = float(
+        np.abs(kl_value(few[ok], reference[ok]) - kl_value(few[ok], fast[:subset][ok])).max()
+    )
+    per_user = best_time(lambda: brentq_kl(few, q, EPSILON, bracket=1e3), 3) / subset
+    row = Row("kl-brentq", f"relative_mollifier_kl, {users:,} users x n = {n} (P ~ Dirichlet(0.5))")
+    row.measures = [
+        Measure(
+            "relative_mollifier_kl (closed form, validation included)",
+            best_time(lambda: relative_mollifier_kl(P, q, epsilon=EPSILON)),
+            f"max abs diff of Q vs brentq: {diff:.1e}; of KL value: {dvalue:.1e}",
+        ),
+        Measure(
+            "published brentq per user on [0, 1000]",
+            per_user * users,
+            f"best of 3 on {subset:,} users, extrapolated; {failures} raised",
+            ratio_of="relative_mollifier_kl (closed form, validation included)",
+            target=20.0,
+        ),
+    ]
+    return row
+
+
+@register("dense-2000", _dense_2000_subject)
+def row_dense_2000(quick: bool) -> Row:
+    from reference import oracle_kernel
+
+    from ldpsample.minimax import minimax_kernel
+
+    n = _dense_2000_n(quick)
+    q = _prior(n, 5)
+    diff = float(np.abs(minimax_kernel(q, epsilon=EPSILON) - oracle_kernel(q, EPSILON)).max())
+    row = Row("dense-2000", f"dense minimax kernel, n = {n:,}")
+    row.measures = [
+        Measure(
+            "minimax_kernel (closed form)",
+            best_time(lambda: minimax_kernel(q, epsilon=EPSILON)),
+            f"max abs diff vs recursion: {diff:.1e}",
+        ),
+        Measure(
+            "paper's recursion, Algorithm 1 (O(n^3))",
+            best_time(lambda: oracle_kernel(q, EPSILON), 3),
+            "best of 3",
+            ratio_of="minimax_kernel (closed form)",
+        ),
+    ]
+    return row
+
+
+@register("dense-10000", _dense_10000_subject)
+def row_dense_10000(quick: bool) -> Row:
+    from ldpsample.minimax import minimax_kernel
+
+    n = 2000 if quick else 10_000
+    q = _prior(n, 6)
+    row = Row("dense-10000", f"dense minimax kernel, n = {n:,}")
+    row.measures = [
+        Measure(
+            "minimax_kernel (closed form)", best_time(lambda: minimax_kernel(q, epsilon=EPSILON))
+        )
+    ]
+    return row
+
+
+@register("apply-1e6x100", _apply_1e6_subject)
+def row_apply_1e6(quick: bool) -> Row:
+    from ldpsample.minimax import apply_minimax, minimax_coefficients
+
+    users, n = _apply_1e6_sizes(quick)
+    q = _prior(n, 7)
+    P = _users(users, n, 8)
+    kernel = minimax_coefficients(q, epsilon=EPSILON)
+    row = Row("apply-1e6x100", f"apply_minimax, {users:,} users x n = {n}")
+    row.measures = [
+        Measure(
+            "apply_minimax (coefficients precomputed)", best_time(lambda: apply_minimax(P, kernel))
+        ),
+        Measure(
+            "apply_minimax (q given, coefficients in the call)",
+            best_time(lambda: apply_minimax(P, q, epsilon=EPSILON)),
+        ),
+        Measure(
+            "one np.cumsum pass over P",
+            best_time(lambda: np.cumsum(P, axis=1)),
+            ratio_of="apply_minimax (coefficients precomputed)",
+            slowdown=True,
+        ),
+    ]
+    return row
+
+
+@register("mollifier-1e5x100", _kl_subject)
+def row_mollifier(quick: bool) -> Row:
+    import cvxpy  # noqa: F401  (imported before timing: its import takes ~1 s)
+
+    from ldpsample.mollifier import (
+        mollifier_projection,
+        relative_mollifier_kl,
+        relative_mollifier_tv,
+    )
+
+    users, n = _mollifier_sizes(quick)
+    q = _prior(n, 3)
+    P = _users(users, n, 4, alpha=0.5)
+    few = P[: 5 if quick else 20]
+    row = Row("mollifier-1e5x100", f"relative mollifier, {users:,} users x n = {n}")
+    for name, fn, divergence in (
+        ("KL", relative_mollifier_kl, "kl"),
+        ("TV", relative_mollifier_tv, "tv"),
+    ):
+        label = f"{name} closed form `{fn.__name__}`"
+        row.measures.append(Measure(label, best_time(lambda fn=fn: fn(P, q, epsilon=EPSILON))))
+        start = time.perf_counter()
+        for p in few:
+            mollifier_projection(p[None], q, epsilon=EPSILON, divergence=divergence)
+        per_user = (time.perf_counter() - start) / len(few)
+        row.measures.append(
+            Measure(
+                f"{name} cvxpy, one problem per user",
+                per_user * users,
+                f"{len(few)} users timed once, extrapolated",
+                ratio_of=label,
+            )
+        )
+    return row
+
+
+@register("avazu", _avazu_subject)
+def row_avazu(quick: bool) -> Row:
+    import shutil
+
+    from bench_avazu import run
+
+    from ldpsample.datasets.avazu import AVAZU_ATTRIBUTES
+
+    rows = _avazu_rows(quick)
+    row = Row(
+        "avazu", f"Avazu-shaped log, {rows:,} rows (bench_avazu.py; each step its own process)"
+    )
+    work = Path(tempfile.mkdtemp(prefix="run_all_avazu_"))
+    try:
+        src, parquet = work / "train.gz", work / "train.parquet"
+        t, peak, info = run("generate", src=str(src), rows=rows, seed=2025)
+        row.measures.append(
+            Measure(
+                "generate train.gz (input, not timed in README)", t, f"{info}; peak {peak:,.0f} MiB"
+            )
+        )
+        t, peak, info = run("convert", src=str(src), parquet=str(parquet))
+        row.measures.append(Measure("CSV.gz -> parquet", t, f"{info}; peak {peak:,.0f} MiB"))
+        total, worst = 0.0, 0.0
+        for attribute in AVAZU_ATTRIBUTES:
+            out = work / f"histograms-{attribute}.parquet"
+            t, peak, _ = run("histograms", parquet=str(parquet), attribute=attribute, out=str(out))
+            total += t
+            worst = max(worst, peak)
+        row.measures.append(
+            Measure(
+                f"{len(AVAZU_ATTRIBUTES)} attribute histograms", total, f"peak <= {worst:,.0f} MiB"
+            )
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return row
+
+
+@register("wpm-exact", _wpm_subject)
+def row_wpm(quick: bool) -> Row:
+    from ldpsample.wasserstein import wasserstein_projection
+
+    row = Row("wpm-exact", "exact WPM (POT network simplex), per input, Dirichlet(0.5) inputs")
+    for n, inputs in _wpm_sizes(quick):
+        P, C, mu = _wpm_inputs(n, inputs)
+        wasserstein_projection(P[:1], C, mu, epsilon=EPSILON, solver="pot")  # warm-up
+        seconds = best_time(
+            lambda P=P, C=C, mu=mu: wasserstein_projection(P, C, mu, epsilon=EPSILON, solver="pot"),
+            2,
+        )
+        row.measures.append(
+            Measure(f"n = m = {n}, per input", seconds / inputs, f"batch of {inputs}, best of 2")
+        )
+    return row
+
+
+# --------------------------------------------------------------------------------------------
+# Processes, machine, report
+# --------------------------------------------------------------------------------------------
+
+
+def _child(name: str, quick: bool, memory: bool) -> None:
+    spec = ROWS[name]
+    if memory:
+        spec.subject(quick)
+        print(json.dumps({"ok": True}))
+    else:
+        print(json.dumps(asdict(spec.measure(quick))))
+
+
+def _spawn(name: str, quick: bool, memory: bool) -> tuple[dict, float]:
+    """Run one child; return its JSON output and its own peak RSS in MiB (from ``wait4``)."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", name]
+    if quick:
+        cmd.append("--quick")
+    if memory:
+        cmd.append("--memory")
+    cmd += ["--repeats", str(REPEATS)]
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=None, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read()
+    if proc.returncode != 0:
+        raise RuntimeError(f"row {name!r} failed with exit code {proc.returncode}")
+    return json.loads(text.strip().splitlines()[-1]), usage.ru_maxrss / 1024  # KiB on Linux
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    ram = "?"
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                ram = f"{int(line.split()[1]) / 2**20:.1f} GiB"
+                break
+    except OSError:
+        pass
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"{os.cpu_count()} CPUs (nproc), {cpu}, {ram} RAM; Python {platform.python_version()}, "
+        f"numpy {np.__version__}; load average at start {load}"
+    )
+
+
+def _ratio(row: dict, m: dict) -> tuple[str, str]:
+    if not m["ratio_of"]:
+        return "", ""
+    base = next(x for x in row["measures"] if x["label"] == m["ratio_of"])
+    if m["slowdown"]:
+        value = base["seconds"] / m["seconds"]
+        text = f"{value:,.2f}x its time"
+        met = "" if m["target"] is None else ("yes" if value <= m["target"] else "NO")
+        target = "" if m["target"] is None else f"<= {m['target']:g}x"
+    else:
+        value = m["seconds"] / base["seconds"]
+        text = f"{value:,.1f}x faster"
+        met = "" if m["target"] is None else ("yes" if value >= m["target"] else "NO")
+        target = "" if m["target"] is None else f">= {m['target']:g}x"
+    return text, f"{target} {met}".strip()
+
+
+def report(results: list[tuple[dict, float, float]], quick: bool, elapsed: float) -> str:
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "# Benchmarks (benchmarks/run_all.py)",
+        "",
+        f"Date: {now}. Machine: {machine()}. Best of {REPEATS} repeats unless noted; "
+        f"{'QUICK sizes (smoke test, not the targets)' if quick else 'full sizes'}; "
+        f"total {elapsed:,.0f} s.",
+        "",
+        "Ratios compare the row's subject (first line of the row) with the line's method, "
+        "timed in the same process. Peak MiB: `ru_maxrss` of a fresh process that runs the "
+        "subject alone once (interpreter and imports included), then of the process that "
+        "timed the whole row.",
+        "",
+        "| row | method | time (s) | ratio vs subject | target | note | peak MiB (subject / row) |",
+        "|---|---|---:|---|---|---|---:|",
+    ]
+    for row, peak_subject, peak_row in results:
+        for i, m in enumerate(row["measures"]):
+            ratio, target = _ratio(row, m)
+            peak = f"{peak_subject:,.0f} / {peak_row:,.0f}" if i == 0 else ""
+            title = f"**{row['name']}**: {row['title']}" if i == 0 else ""
+            lines.append(
+                f"| {title} | {m['label']} | {m['seconds']:,.4f} | {ratio} | {target} | "
+                f"{m['note']} | {peak} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    global REPEATS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (smoke test)")
+    parser.add_argument("--only", nargs="+", choices=sorted(ROWS), help="rows to run")
+    parser.add_argument("--repeats", type=int, default=REPEATS, help="best of this many")
+    parser.add_argument("--output", type=Path, default=HERE / "results.md")
+    parser.add_argument("--avazu-rows", type=int, default=1_000_000)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--memory", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    REPEATS = args.repeats
+    os.environ["RUN_ALL_AVAZU_ROWS"] = str(args.avazu_rows)
+    if args.child:
+        _child(args.child, args.quick, args.memory)
+        return
+    names = args.only or list(ROWS)
+    start = time.perf_counter()
+    results = []
+    for name in names:
+        print(f"[run_all] {name} ...", file=sys.stderr, flush=True)
+        row, peak_row = _spawn(name, args.quick, memory=False)
+        _, peak_subject = _spawn(name, args.quick, memory=True)
+        results.append((row, peak_subject, peak_row))
+        for m in row["measures"]:
+            ratio, target = _ratio(row, m)
+            print(f"  {m['label']}: {m['seconds']:.4f} s {ratio} {target}", file=sys.stderr)
+    text = report(results, args.quick, time.perf_counter() - start)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(text)
+    print(text)
+    print(f"written to {args.output}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
