@@ -20,7 +20,12 @@ Evaluation (:func:`movielens_hit_rates`): Hit Rate@1 of a user is the probabilit
 released movie is liked, computed exactly as ``sum_y Q(y) 1[y liked]`` -- the expectation of the
 one-sample hit indicator, so no sampling noise is added. Methods, each ε-LDP:
 
-* ``wpm`` -- WPM with a uniform base measure over the ``m`` outputs;
+* ``wpm`` -- WPM with a base measure over the ``m`` outputs of total mass ``scale``, whose shape is
+  ``base_measure`` (:data:`BASE_MEASURES`): ``uniform`` (default, the paper's), ``kpm_genre``
+  (the KPM's measure pushed to movies: a uniform genre, then a uniform output movie of it),
+  ``popularity`` (proportional to 1 + the number of validation users who like the movie) or
+  ``optimal`` (the shape of :func:`ldpsample.wasserstein.optimal_base_measure` for the cost at
+  that ε, which minimises the worst-case transport cost, by mirror descent);
 * ``kpm_genre`` -- the user's genre distribution (each rated train movie's weight split equally
   over its genres, restricted to genres that have an output movie) released by the KPM with a
   uniform base measure over those genres, then a uniform output movie of the released genre
@@ -50,14 +55,17 @@ from ldpsample.datasets.movielens import read_ml100k
 from ldpsample.wasserstein import (
     exponential_mechanism,
     kl_projection_mechanism,
+    optimal_base_measure,
     uniform_base_measure,
     wasserstein_projection,
 )
 
 __all__ = [
+    "BASE_MEASURES",
     "TEST_SCHEMA",
     "VALIDATION_SCHEMA",
     "MovieLensSetup",
+    "base_measure_shape",
     "movielens_hit_rates",
     "prepare_movielens",
     "read_movielens_100k",
@@ -85,6 +93,9 @@ TEST_SCHEMA: dict[str, pl.DataType] = {
 }
 
 METHODS = ("wpm", "kpm_genre", "exponential")
+
+#: Shapes of the WPM's base measure (``movielens_hit_rates(base_measure=...)``).
+BASE_MEASURES = ("uniform", "kpm_genre", "popularity", "optimal")
 
 
 def read_movielens_100k(folder: str | os.PathLike[str]) -> dict[str, pl.DataFrame | list[str]]:
@@ -299,6 +310,26 @@ def _genre_to_movies(setup: MovieLensSetup) -> FloatArray:
     return member / member.sum(axis=1, keepdims=True)
 
 
+def base_measure_shape(setup: MovieLensSetup, base_measure: str, epsilon: float) -> FloatArray:
+    """The WPM base measure's shape over the ``m`` outputs (sums to 1; module docstring).
+
+    Only public quantities enter: the outputs' genres, the validation users' likes, the cost.
+    """
+    m = setup.cost.shape[1]
+    if base_measure == "uniform":
+        return np.full(m, 1.0 / m)
+    if base_measure == "kpm_genre":
+        # ε -> 0 limit of kpm_genre: uniform genre, then uniform output movie of that genre.
+        return np.full(len(setup.genres), 1.0 / len(setup.genres)) @ _genre_to_movies(setup)
+    if base_measure == "popularity":
+        weights = 1.0 + setup.validation_liked.sum(axis=0).astype(float)
+        return weights / weights.sum()
+    if base_measure == "optimal":
+        mu = optimal_base_measure(setup.cost, epsilon=epsilon).mu
+        return mu / mu.sum()
+    raise ValueError(f"unknown base_measure {base_measure!r}; known: {BASE_MEASURES}")
+
+
 def _output_distribution(
     setup: MovieLensSetup,
     P: FloatArray,
@@ -307,10 +338,12 @@ def _output_distribution(
     scale: float,
     wpm_method: str,
     eta: float | None,
+    shape: FloatArray | None = None,
 ) -> FloatArray:
     m = setup.cost.shape[1]
     if method == "wpm":
-        mu = uniform_base_measure(m, scale)
+        # shape None: the uniform base measure exactly as before the option existed.
+        mu = uniform_base_measure(m, scale) if shape is None else scale * shape
         res = wasserstein_projection(P, setup.cost, mu, epsilon=eps, method=wpm_method, eta=eta)
         return res.Q
     if method == "kpm_genre":
@@ -350,6 +383,7 @@ def movielens_hit_rates(
     max_test_users: int | None = None,
     include_nonprivate: bool = True,
     progress: bool = False,
+    base_measure: str = "uniform",
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Hit Rate@1 of each method against ε (module docstring).
 
@@ -376,6 +410,9 @@ def movielens_hit_rates(
 
     progress
         Show a progress bar over the validation scales on stderr.
+    base_measure
+        Shape of the WPM's base measure, one of :data:`BASE_MEASURES` (default ``"uniform"``,
+        the paper's; the other methods do not use it). Its total mass is the tuned ``scale``.
 
     Returns
     -------
@@ -389,6 +426,8 @@ def movielens_hit_rates(
     for method in methods:
         if method not in METHODS:
             raise ValueError(f"unknown method {method!r}; known: {METHODS}")
+    if base_measure not in BASE_MEASURES:
+        raise ValueError(f"unknown base_measure {base_measure!r}; known: {BASE_MEASURES}")
     v_idx = _subsample(setup.validation_P.shape[0], max_validation_users, gen)
     t_idx = _subsample(setup.test_P.shape[0], max_test_users, gen)
     Pv, Lv = setup.validation_P[v_idx], setup.validation_liked[v_idx]
@@ -399,10 +438,15 @@ def movielens_hit_rates(
     for method in methods:
         for eps in eps_list:
             scales = [math.nan] if method == "exponential" else list(scale_grid(eps, n_scales))
+            shape = (
+                base_measure_shape(setup, base_measure, eps)
+                if method == "wpm" and base_measure != "uniform"
+                else None
+            )
             best_scale, best_hr = scales[0], -math.inf
             desc = f"{method} ε={eps:g} scales"
             for scale in _progress(scales, desc=desc, enabled=progress):
-                Q = _output_distribution(setup, Pv, method, eps, scale, wpm_method, eta)
+                Q = _output_distribution(setup, Pv, method, eps, scale, wpm_method, eta, shape)
                 hr = float(_hit_rates(Q, Lv).mean())
                 val_rows.append(
                     {
@@ -415,7 +459,7 @@ def movielens_hit_rates(
                 )
                 if hr > best_hr:
                     best_scale, best_hr = scale, hr
-            Q = _output_distribution(setup, Pt, method, eps, best_scale, wpm_method, eta)
+            Q = _output_distribution(setup, Pt, method, eps, best_scale, wpm_method, eta, shape)
             test_rows.append(_summary(eps, method, best_scale, _hit_rates(Q, Lt)))
     if include_nonprivate:
         for P, L, rows in ((Pv, Lv, val_rows), (Pt, Lt, test_rows)):
