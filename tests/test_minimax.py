@@ -366,3 +366,64 @@ def test_threaded_dense_build_equals_the_row_by_row_release():
     q /= q.sum()
     K = minimax_kernel(q, epsilon=2.5)
     np.testing.assert_allclose(K, apply_minimax(np.eye(n), q, epsilon=2.5), rtol=1e-13, atol=1e-17)
+
+
+# --- apply_minimax: the chunked layout (widths, padding, blocks, threads) ----------------------
+
+
+@given(
+    q=priors(max_n=40),
+    epsilon=epsilons,
+    users=st.integers(1, 7),
+    seed=st.integers(0, 2**32 - 1),
+    width=st.sampled_from([1, 2, 3, 5, 16]),
+    block=st.sampled_from([1, 7, 64, 65_536]),
+)
+def test_apply_layout_matches_the_recursion(
+    q: np.ndarray, epsilon: float, users: int, seed: int, width: int, block: int
+) -> None:
+    """Any chunk width (padding or not), block size (one row per block up to all rows) and
+    prior (ties, zeros, any order) gives P @ K of the paper's recursion."""
+    import ldpsample.minimax as minimax_module
+
+    P = np.random.default_rng(seed).dirichlet(np.ones(q.size), size=users)
+    P[0] = 0.0
+    P[0, seed % q.size] = 1.0  # a point mass: a row of K, exactly
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(minimax_module, "_SCAN_MAX_WIDTH", width)
+        mp.setattr(minimax_module, "_BLOCK_ENTRIES", block)
+        out = apply_minimax(P, q, epsilon=epsilon)
+    K = oracle_kernel(q, epsilon)
+    np.testing.assert_allclose(out, P @ K, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(out[0], K[seed % q.size], rtol=1e-13, atol=1e-17)
+
+
+@pytest.mark.parametrize("n", [1, 2, 17, 257, 4001])
+def test_apply_threads_give_the_same_bits(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    import ldpsample.minimax as minimax_module
+
+    rng = np.random.default_rng(n)
+    q = rng.dirichlet(np.ones(n))
+    P = rng.dirichlet(np.ones(n), size=40)
+    kernel = minimax_coefficients(q, epsilon=0.7)
+    monkeypatch.setattr(minimax_module, "_BLOCK_ENTRIES", 3 * n)  # several blocks
+    single = apply_minimax(P, kernel)
+    monkeypatch.setattr(minimax_module, "_APPLY_THREADED_ENTRIES", 1)
+    np.testing.assert_array_equal(apply_minimax(P, kernel), single)
+    np.testing.assert_allclose(single, P @ kernel.dense(), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 1e-12, 30.0, 750.0])
+def test_apply_small_and_huge_epsilon_at_n_4000(epsilon: float) -> None:
+    rng = np.random.default_rng(4)
+    n = 4000
+    q = rng.random(n) ** 3
+    q[::7] = 0.0
+    q /= q.sum()
+    P = rng.dirichlet(np.full(n, 0.3), size=6)
+    kernel = minimax_coefficients(q, epsilon=epsilon)
+    out = apply_minimax(P, kernel)
+    assert np.isfinite(out).all() and out.min() >= 0
+    np.testing.assert_allclose(out, P @ kernel.dense(), rtol=0, atol=1e-13)
+    np.testing.assert_allclose(out.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(apply_minimax(P[2], kernel), out[2], rtol=0, atol=0)  # 1-D input

@@ -165,8 +165,10 @@ def test_kl_normaliser_matches_bisection(instance) -> None:
         np.testing.assert_allclose(Q, bisection_kl(p, q, epsilon), rtol=0, atol=1e-12)
 
 
-def test_kl_fallback_for_cancelling_cumulative_slopes() -> None:
-    """Rows whose cumulative slopes lose digits are re-bracketed by exact binary search."""
+def test_kl_exact_with_tiny_masses_next_to_large_ones() -> None:
+    """Rows with a mass of 1e-18..1e-15 next to O(1) ones: the Newton steps use direct sums at
+    every λ (nothing accumulated across breakpoints), so the result is exact to 1e-14, and rows
+    leave the working set as they finish."""
     rng = np.random.default_rng(1)
     big = rng.uniform(0.1, 1.0, size=(100, 3))
     tiny = 10.0 ** rng.uniform(-18, -15, size=(100, 1))
@@ -182,10 +184,107 @@ def test_kl_fallback_for_cancelling_cumulative_slopes() -> None:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(mollifier_module, "_h_exact", spy)
         fast = relative_mollifier_kl(P, q, epsilon=0.5)
-    assert min(sizes) < P.shape[0]  # the fallback ran on a subset of rows
+    assert max(sizes) == P.shape[0] and min(sizes) < P.shape[0]
     reference = np.array([bisection_kl(p, q, 0.5) for p in P])
     np.testing.assert_allclose(fast, reference, rtol=0, atol=1e-14)
     assert_in_mollifier(fast, q, 0.5)
+
+
+def bisection_clip(p: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray | None:
+    """clip(λ p, lower, upper) summing to 1, λ by bisection; None if no λ exists."""
+
+    def h(lam: float) -> float:
+        return float(np.clip(lam * p, lower, upper).sum())
+
+    if np.where(p > 0, upper, lower).sum() < 1.0:
+        return None
+    lo, hi = 0.0, 1.0
+    while h(hi) < 1.0:
+        hi *= 2.0
+    while True:
+        mid = lo + (hi - lo) / 2
+        if not lo < mid < hi:
+            break
+        if h(mid) < 1.0:
+            lo = mid
+        else:
+            hi = mid
+    return np.clip(hi * p, lower, upper)
+
+
+@st.composite
+def clip_instances(draw: st.DrawFn):
+    """General bounds (the clip_normalize contract), rows not summing to 1, ties, zeros and
+    masses spread over many orders of magnitude."""
+    n = draw(st.integers(1, 12))
+    lower = np.array(draw(st.lists(st.integers(0, 6), min_size=n, max_size=n)), dtype=float)
+    extra = np.array(draw(st.lists(st.integers(0, 6), min_size=n, max_size=n)), dtype=float)
+    if lower.sum() > 0:
+        lower *= draw(st.floats(0.05, 0.99)) / lower.sum()
+    upper = lower + extra
+    if upper.sum() < 1.0:
+        upper = upper + (1.0 - upper.sum()) / n + 0.01
+    rows = draw(st.integers(1, 5))
+    exponent = st.integers(-300, 2) if draw(st.booleans()) else st.integers(-3, 0)
+    P = np.array(
+        [
+            [
+                0.0 if draw(st.booleans()) else draw(st.integers(1, 9)) * 10.0 ** draw(exponent)
+                for _ in range(n)
+            ]
+            for _ in range(rows)
+        ]
+    )
+    return P, lower, upper
+
+
+@given(clip_instances())
+def test_kl_core_matches_bisection_on_general_bounds(instance) -> None:
+    P, lower, upper = instance
+    Q = mollifier_module._kl_chunk(P, lower, upper, upper > 0)
+    assert np.all(lower * (1 - 1e-12) <= Q) and np.all(upper * (1 + 1e-12) >= Q)
+    np.testing.assert_allclose(Q.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    for p, row in zip(P, Q, strict=True):
+        expected = bisection_clip(p, lower, upper)
+        if expected is not None:
+            np.testing.assert_allclose(row, expected, rtol=0, atol=1e-12)
+        else:  # degenerate: p > 0 coordinates at their upper bound
+            np.testing.assert_allclose(row[(p > 0) & (upper > 0)], upper[(p > 0) & (upper > 0)])
+
+
+@given(instances(max_users=6, min_epsilon=1e-6), st.sampled_from([0, 1, 3]))
+def test_kl_bisection_steps_give_the_same_projection(instance, newton_steps: int) -> None:
+    """Newton alternating with bisection from the start (and regula falsi where Newton leaves
+    the bracket) reaches the same point as plain Newton."""
+    P, q, epsilon = instance
+    expected = relative_mollifier_kl(P, q, epsilon=epsilon)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(mollifier_module, "_NEWTON_STEPS", newton_steps)
+        np.testing.assert_allclose(
+            relative_mollifier_kl(P, q, epsilon=epsilon), expected, rtol=0, atol=1e-12
+        )
+
+
+def test_kl_flat_piece_at_the_first_guess() -> None:
+    """At λ = 1 every coordinate is clipped (slope 0): regula falsi on the bracket takes over."""
+    q = np.array([0.5, 0.5])
+    p = np.array([0.9, 0.1])
+    lower, upper = mollifier_bounds(q, epsilon=0.5)
+    assert p[0] > upper[0] and p[1] < lower[1]
+    Q = relative_mollifier_kl(p, q, epsilon=0.5)
+    np.testing.assert_allclose(Q, bisection_kl(p, q, 0.5), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(Q.sum(), 1.0, rtol=0, atol=1e-15)
+
+
+def test_kl_unnormalised_rows_within_tolerance_and_1d() -> None:
+    """Rows are not rescaled before the KL projection (λ absorbs the scale)."""
+    rng = np.random.default_rng(9)
+    q = rng.dirichlet(np.ones(30))
+    P = rng.dirichlet(np.full(30, 0.3), size=20)
+    scaled = P * (1 + 4e-10)
+    Q = relative_mollifier_kl(scaled, q, epsilon=0.9)
+    np.testing.assert_allclose(Q, relative_mollifier_kl(P, q, epsilon=0.9), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(relative_mollifier_kl(P[3], q, epsilon=0.9), Q[3], atol=1e-15)
 
 
 def test_chunks_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> None:
