@@ -1,0 +1,30 @@
+"""Reproduction table: every paper claim beside this run's value (ldpsample.reproduction)."""
+
+import sys
+from typing import TYPE_CHECKING
+
+from ldpsample.io import write_csv
+from ldpsample.reproduction import reproduction_table, run_data_notes
+from ldpsample.scripting import start
+
+if TYPE_CHECKING:
+    from snakemake.script import snakemake
+
+log = start(snakemake)
+params = snakemake.params
+data = run_data_notes(
+    movielens_log=params.movielens_log,
+    avazu_stats=snakemake.input.get("avazu_stats"),
+    avazu_source=params.avazu_source,
+    wpm_gowalla=params.wpm_gowalla_data,
+)
+table = reproduction_table(
+    params.results,
+    enabled=dict(params.enabled),
+    data=data,
+    context=dict(params.context),
+    not_run=dict(params.not_run),
+)
+write_csv(table, snakemake.output.table)
+log.info("reproduction table:\n%s", table)
+print(table["verdict"].str.split(":").list.first().value_counts(), file=sys.stderr)
