@@ -378,12 +378,19 @@ def test_threaded_dense_build_equals_the_row_by_row_release():
     seed=st.integers(0, 2**32 - 1),
     width=st.sampled_from([1, 2, 3, 5, 16]),
     block=st.sampled_from([1, 7, 64, 65_536]),
+    users_inner=st.booleans(),
 )
 def test_apply_layout_matches_the_recursion(
-    q: np.ndarray, epsilon: float, users: int, seed: int, width: int, block: int
+    q: np.ndarray,
+    epsilon: float,
+    users: int,
+    seed: int,
+    width: int,
+    block: int,
+    users_inner: bool,
 ) -> None:
-    """Any chunk width (padding or not), block size (one row per block up to all rows) and
-    prior (ties, zeros, any order) gives P @ K of the paper's recursion."""
+    """Either layout, any chunk width (padding or not), block size (one row per block up to all
+    rows) and prior (ties, zeros, any order) gives P @ K of the paper's recursion."""
     import ldpsample.minimax as minimax_module
 
     P = np.random.default_rng(seed).dirichlet(np.ones(q.size), size=users)
@@ -392,6 +399,7 @@ def test_apply_layout_matches_the_recursion(
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(minimax_module, "_SCAN_MAX_WIDTH", width)
         mp.setattr(minimax_module, "_BLOCK_ENTRIES", block)
+        mp.setattr(minimax_module, "_USERS_INNER_MAX_N", 10**9 if users_inner else 0)
         out = apply_minimax(P, q, epsilon=epsilon)
     K = oracle_kernel(q, epsilon)
     np.testing.assert_allclose(out, P @ K, rtol=0, atol=1e-12)

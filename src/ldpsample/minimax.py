@@ -53,6 +53,8 @@ _BLOCK_ENTRIES = 65_536
 #: :class:`_ScanPlan`. Wider chunks mean fewer, larger slice additions and a shorter ``cumsum``
 #: over the chunk totals.
 _SCAN_MAX_WIDTH = 16
+#: Up to this many items, :func:`apply_minimax` keeps the users innermost (:func:`_apply_block_t`).
+_USERS_INNER_MAX_N = 512
 #: :func:`apply_minimax` splits the row blocks over threads from this many entries of ``P`` on.
 _APPLY_THREADED_ENTRIES = 1 << 20
 #: Entries per row block when :meth:`MinimaxKernel.dense` fills ``K``.
@@ -272,6 +274,7 @@ class _ScanPlan:
 
     W: int
     L: int
+    users_inner: bool  # layout (W, L, users) instead of (users, W, L); see _apply_block_t
     gather: NDArray[np.intp]  # slot -> caller item (0 for padding slots, zeroed after the take)
     scatter: NDArray[np.intp]  # caller item -> slot
     pad_from: int
@@ -283,7 +286,11 @@ class _ScanPlan:
 
 def _scan_plan(kernel: MinimaxKernel) -> _ScanPlan:
     n = kernel.n
-    W = max(1, min(_SCAN_MAX_WIDTH, round(math.sqrt(n) / 3)))
+    users_inner = n <= _USERS_INNER_MAX_N
+    if users_inner:  # W and L loops of whole user vectors: W ~ L ~ sqrt(n)
+        W = max(1, round(math.sqrt(n)))
+    else:
+        W = max(1, min(_SCAN_MAX_WIDTH, round(math.sqrt(n) / 3)))
     L = -(-n // W)
     W = -(-n // L)  # W L - n < W: padding only in the last chunk
     ranks = np.arange(W * L)
@@ -301,6 +308,7 @@ def _scan_plan(kernel: MinimaxKernel) -> _ScanPlan:
     return _ScanPlan(
         W,
         L,
+        users_inner,
         gather,
         scatter,
         n - (L - 1) * W,
@@ -355,6 +363,48 @@ def _apply_block(block: FloatArray, out: FloatArray, plan: _ScanPlan, work: Floa
     np.take(A.reshape(rows, W * L), plan.scatter, axis=1, out=out)
 
 
+def _apply_block_t(block: FloatArray, out: FloatArray, plan: _ScanPlan, work: FloatArray) -> None:
+    """:func:`_apply_block` with the users innermost, layout ``(W, L, users)``, for small ``n``.
+
+    Every step is then an operation on contiguous vectors of whole blocks of users: ``W - 1``
+    slice additions within the chunks and ``L - 1`` additions of chunk totals across them
+    (``W ~ L ~ sqrt(n)``), plus one transposing gather and one transposing scatter. For small
+    ``n`` this beats the ``(users, W, L)`` layout, whose slices are only ``L`` items long.
+    """
+    W, L = plan.W, plan.L
+    users = block.shape[0]
+    size = W * L * users
+    x, pc, A, T = (work[i * size : (i + 1) * size].reshape(W, L, users) for i in range(4))
+    totals = work[4 * size : 4 * size + 2 * L * users].reshape(2, L, users)
+    np.take(block.T, plan.gather, axis=0, out=x.reshape(W * L, users))
+    if plan.pad_from < W:
+        x[plan.pad_from :, L - 1] = 0.0
+    np.multiply(x, plan.c[:, :, None], out=pc)
+    add = np.add
+    np.sum(pc, axis=0, out=totals[0])
+    np.sum(x, axis=0, out=totals[1])
+    # A: seeded with the sum of p c over all earlier chunks, then forward within each chunk.
+    A[0, 0] = 0.0
+    for chunk in range(1, L):
+        add(A[0, chunk - 1], totals[0, chunk - 1], out=A[0, chunk])
+    for w in range(1, W):
+        add(A[w - 1], pc[w - 1], out=A[w])
+    # T: seeded with the sum of p over all later chunks, then backward within each chunk.
+    T[W - 1, L - 1] = 0.0
+    for chunk in range(L - 2, -1, -1):
+        add(T[W - 1, chunk + 1], totals[1, chunk + 1], out=T[W - 1, chunk])
+    for w in range(W - 2, -1, -1):
+        add(T[w + 1], x[w + 1], out=T[w])
+    A *= plan.q[:, :, None]
+    T *= plan.qc[:, :, None]
+    A += T
+    x *= plan.diagonal[:, :, None]
+    A += x
+    scattered = pc.reshape(-1)[: out.size].reshape(out.shape[1], users)
+    np.take(A.reshape(W * L, users), plan.scatter, axis=0, out=scattered)
+    out[...] = scattered.T
+
+
 def apply_minimax(
     P: ArrayLike, q: ArrayLike | MinimaxKernel, *, epsilon: float | None = None
 ) -> FloatArray:
@@ -405,11 +455,13 @@ def apply_minimax(
         rows = max(1, min(users, _BLOCK_ENTRIES // slots))
         starts = range(0, users, rows)
 
+        apply_block = _apply_block_t if plan.users_inner else _apply_block
+
         def run(first: int, last: int) -> None:
-            work = np.empty(4 * rows * slots + rows * plan.L)
+            work = np.empty(4 * rows * slots + 2 * rows * plan.L)
             for start in starts[first:last]:
                 stop = min(start + rows, users)
-                _apply_block(P2[start:stop], out[start:stop], plan, work)
+                apply_block(P2[start:stop], out[start:stop], plan, work)
 
         workers = min(os.cpu_count() or 1, 8, len(starts))
         if users * n < _APPLY_THREADED_ENTRIES:
