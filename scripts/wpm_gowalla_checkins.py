@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.experiments.wpm_gowalla import read_gowalla_derived, read_gowalla_snap
+from ldpsample.datasets.gowalla import read_gowalla_derived, read_gowalla_snap
 from ldpsample.io import write_parquet
 from ldpsample.scripting import start
 

@@ -120,11 +120,12 @@ def log_auto_toggles():
 def check_config_consistency():
     """Cross-field checks a JSON schema cannot express (ConfigError naming the key)."""
     error = CONFIG_CHECK.config_error
-    if not Path(config["data_dir"]).is_dir():
+    data_dir = Path(config["data_dir"])
+    if not data_dir.is_dir() and data_dir.resolve() != Path(DOWNLOAD_DIR).resolve():
         raise error(
             "data_dir",
             f"{config['data_dir']!r} is not an existing folder (it should hold pre-placed "
-            "raw data in the official layouts; use resources/ for none)",
+            "raw data in the official layouts; resources/, the download folder, needs none)",
         )
     for dataset, source in config["downloads"].items():
         if source.get("md5") and source.get("sha256"):

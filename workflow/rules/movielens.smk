@@ -19,7 +19,9 @@ rule movielens_data:
     input:
         ml1m=get_dataset_inputs("ml-1m"),
         ml100k=get_dataset_inputs("ml-100k"),
-        code=get_library_sources("datasets/movielens.py", "datasets/download.py"),
+        code=get_library_sources(
+            "datasets/movielens.py", "datasets/registry.py", "datasets/_files.py"
+        ),
     output:
         users="results/movielens/prior~{prior_source}_weight~{weight}/users.parquet",
         priors="results/movielens/prior~{prior_source}_weight~{weight}/priors.parquet",

@@ -216,7 +216,7 @@ rule wpm_movielens_figure:
 rule wpm_gowalla_checkins:
     input:
         data=get_wpm_gowalla_inputs(),
-        code=get_library_sources("experiments/wpm_gowalla.py"),
+        code=get_library_sources("datasets/gowalla.py", "datasets/_files.py"),
     output:
         checkins="results/wpm_gowalla/checkins.parquet",
     log:

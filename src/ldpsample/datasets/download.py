@@ -445,7 +445,8 @@ def download_movielens(
     try:
         target = extract_zip(archive, dest_dir, folder=name, required=MOVIELENS_ARCHIVES[name])
     except ValueError as exc:
-        raise ValueError(f"{exc} (downloaded from {url})") from exc
+        archive.unlink()  # unusable: the next run downloads it again
+        raise ValueError(f"{exc} (downloaded from {url}; the archive was deleted)") from exc
     if not keep_archive:
         archive.unlink()
     return target

@@ -24,7 +24,6 @@ official 1,000,209) is accepted and logged as partial.
 
 from __future__ import annotations
 
-import gzip
 import io
 import logging
 import os
@@ -37,6 +36,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from ldpsample.datasets._files import first_bad_line, read_raw_bytes
 from ldpsample.datasets.registry import OFFICIAL_ROW_COUNTS
 
 __all__ = [
@@ -118,15 +118,9 @@ def _age_group_expr(column: str) -> pl.Expr:
 # --------------------------------------------------------------------------------------------
 
 
-def _read_bytes(path: Path) -> bytes:
-    with open(path, "rb") as handle:
-        data = handle.read()
-    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
-
-
 def _lines(path: Path, encoding: str) -> list[tuple[int, list[str]]]:
     """Non-empty lines of a small file as (1-based line number, text)."""
-    text = _read_bytes(path).decode(encoding)
+    text = read_raw_bytes(path).decode(encoding)
     return [(i, line) for i, line in enumerate(text.splitlines(), start=1) if line.strip()]
 
 
@@ -155,7 +149,7 @@ def _read_ratings(path: Path, sep: str) -> pl.DataFrame:
     Fast path with polars; on any parse problem the file is re-read line by line to name the
     first bad line.
     """
-    data = _read_bytes(path)
+    data = read_raw_bytes(path)
     if sep != "\t":
         data = data.replace(sep.encode(), b"\t")
     schema = {
@@ -184,16 +178,10 @@ def _read_ratings(path: Path, sep: str) -> pl.DataFrame:
 
 
 def _diagnose_ratings(path: Path, text: str, sep: str) -> None:
-    names = ("user_id", "movie_id", "rating", "timestamp")
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        fields = line.split("\t")
-        if len(fields) != 4:
-            raise ValueError(
-                f"{path}, line {lineno}: expected 4 fields separated by {sep!r}, "
-                f"got {len(fields)}: {line.replace(chr(9), sep)!r:.200}"
-            )
-        for name, value in zip(names, fields, strict=True):
-            _int(path, lineno, name, value)
+    fields = [(name, int) for name in ("user_id", "movie_id", "rating", "timestamp")]
+    bad = first_bad_line(path, text, sep="\t", fields=fields, shown_sep=sep)
+    if bad is not None:
+        raise bad
 
 
 def _genre_list(path: Path) -> list[str]:

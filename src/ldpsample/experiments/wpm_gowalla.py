@@ -37,6 +37,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from ldpsample._validation import check_epsilon, check_rng
+from ldpsample.datasets.gowalla import CHECKIN_SCHEMA, read_gowalla_derived, read_gowalla_snap
 from ldpsample.sampling import sample_categorical
 from ldpsample.wasserstein import (
     kl_projection_mechanism,
@@ -68,15 +69,6 @@ AUSTIN_BBOX: tuple[float, float, float, float] = (30.1, 30.55, -97.95, -97.55)
 
 EARTH_RADIUS_KM = 6371.0088
 
-#: Columns of the readers' output.
-CHECKIN_SCHEMA: dict[str, pl.DataType] = {
-    "user": pl.Int64(),
-    "time": pl.String(),
-    "latitude": pl.Float64(),
-    "longitude": pl.Float64(),
-    "location": pl.Int64(),
-}
-
 #: Columns of :func:`gowalla_w1`.
 W1_SCHEMA: dict[str, pl.DataType] = {
     "epsilon": pl.Float64(),
@@ -99,70 +91,6 @@ MAP_SCHEMA: dict[str, pl.DataType] = {
     "longitude": pl.Float64(),
     "probability": pl.Float64(),
 }
-
-
-# --------------------------------------------------------------------------------------------
-# Readers
-# --------------------------------------------------------------------------------------------
-
-
-def read_gowalla_snap(path: str | os.PathLike[str]) -> pl.DataFrame:
-    """Read SNAP ``loc-gowalla_totalCheckins`` (tab-separated, no header, optionally gzipped).
-
-    Columns ``user, time (ISO-8601 'Z'), latitude, longitude, location``; returned with
-    :data:`CHECKIN_SCHEMA`. Raises ``ValueError`` naming the file on a malformed line.
-    """
-    try:
-        frame = pl.read_csv(
-            path,
-            separator="\t",
-            has_header=False,
-            new_columns=list(CHECKIN_SCHEMA),
-            schema_overrides=CHECKIN_SCHEMA,
-            quote_char=None,
-        )
-    except (pl.exceptions.ComputeError, pl.exceptions.ShapeError) as exc:
-        raise ValueError(f"{path}: not in SNAP Gowalla format ({exc})") from exc
-    return _finish_checkins(frame, path)
-
-
-def read_gowalla_derived(path: str | os.PathLike[str]) -> pl.DataFrame:
-    """Read the derived ``gowalla3_austin.tsv`` (header ``user_remapped
-    time_utc_snap_convention latitude longitude poi_remapped unix_ts_as_published``).
-
-    Returned with :data:`CHECKIN_SCHEMA` (``user = user_remapped``,
-    ``time = time_utc_snap_convention``, ``location = poi_remapped``); note that these ids are
-    remapped, not SNAP's (PROVENANCE.md).
-    """
-    expected = [
-        "user_remapped",
-        "time_utc_snap_convention",
-        "latitude",
-        "longitude",
-        "poi_remapped",
-        "unix_ts_as_published",
-    ]
-    frame = pl.read_csv(path, separator="\t", quote_char=None, infer_schema=False)
-    if frame.columns != expected:
-        raise ValueError(f"{path}: expected columns {expected}, got {frame.columns}")
-    renamed = frame.select(
-        pl.col("user_remapped").alias("user"),
-        pl.col("time_utc_snap_convention").alias("time"),
-        pl.col("latitude"),
-        pl.col("longitude"),
-        pl.col("poi_remapped").alias("location"),
-    )
-    try:
-        renamed = renamed.cast(CHECKIN_SCHEMA)  # type: ignore[arg-type]
-    except pl.exceptions.InvalidOperationError as exc:
-        raise ValueError(f"{path}: non-numeric field ({exc})") from exc
-    return _finish_checkins(renamed, path)
-
-
-def _finish_checkins(frame: pl.DataFrame, path: object) -> pl.DataFrame:
-    if frame.null_count().sum_horizontal().item() != 0:
-        raise ValueError(f"{path}: empty or malformed fields")
-    return frame.select(list(CHECKIN_SCHEMA))
 
 
 # --------------------------------------------------------------------------------------------

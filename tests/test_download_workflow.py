@@ -1,0 +1,195 @@
+"""The download stage as a user meets it: a fresh copy of the workflow, an empty data_dir and
+`snakemake --cores 2`, with `downloads:` pointed at a real HTTP server on 127.0.0.1 that serves
+official-layout zips built here from ../shared/data. The first run downloads, verifies, unpacks
+and computes results/movielens; the second has nothing to do. Faults served by the same server
+(wrong checksum, 404, a connection dropped on every attempt, a zip lacking a member) each fail
+with a message naming what is wrong and leave no file in resources/ and nothing in results/.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+from _workflow import SHARED_DATA, copy_workflow, snakemake, write_config
+
+pytestmark = [
+    pytest.mark.workflow,
+    pytest.mark.data,
+    pytest.mark.skipif(
+        not (SHARED_DATA / "ml-1m").is_dir() or not (SHARED_DATA / "ml-100k").is_dir(),
+        reason=f"the MovieLens copies are not in {SHARED_DATA} (../shared/data)",
+    ),
+]
+
+VARIANT = "results/movielens/prior~ml-100k_weight~count"
+ONLY_MOVIELENS = {
+    "experiments": {
+        "synthetic": False,
+        "theory": False,
+        "movielens": True,
+        "avazu": False,
+        "wpm_ring": False,
+        "wpm_movielens": False,
+        "wpm_gowalla": False,
+    },
+    "movielens": {"epsilons": [4]},
+}
+
+
+def _zip_folder(path: Path, folder: str, files: dict[str, bytes]) -> bytes:
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        for name, data in sorted(files.items()):
+            zf.writestr(f"{folder}/{name}", data)
+    return path.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def official_zips(tmp_path_factory) -> dict[str, bytes]:
+    """ml-100k.zip and ml-1m.zip in the official layout, from the shared copies."""
+    folder = tmp_path_factory.mktemp("zips")
+    ml100k = {
+        p.name: p.read_bytes()
+        for p in sorted((SHARED_DATA / "ml-100k").iterdir())
+        if p.is_file() and p.name != "PROVENANCE.md"
+    }
+    ml1m = {
+        "ratings.dat": gzip.decompress((SHARED_DATA / "ml-1m" / "ratings.dat.gz").read_bytes()),
+        **{
+            name: (SHARED_DATA / "ml-1m" / name).read_bytes()
+            for name in ("movies.dat", "users.dat", "README")
+        },
+    }
+    return {
+        "ml-100k": _zip_folder(folder / "ml-100k.zip", "ml-100k", ml100k),
+        "ml-1m": _zip_folder(folder / "ml-1m.zip", "ml-1m", ml1m),
+    }
+
+
+def _md5(data: bytes) -> str:
+    return hashlib.md5(data).hexdigest()
+
+
+def _setup(tmp_path: Path, server, zips: dict[str, bytes], **faults) -> tuple[Path, list[str]]:
+    """A fresh workflow copy whose downloads point at ``server``; returns it and the args."""
+    workdir = copy_workflow(tmp_path / "clone")
+    empty = tmp_path / "empty-data-dir"
+    empty.mkdir()
+    downloads = {}
+    for name, data in zips.items():
+        fault = faults.get(name, {})
+        path = f"/mirror/{name}.zip"
+        if fault.get("serve", True):
+            server.add(path, fault.get("data", data), drop=fault.get("drop", 0))
+        downloads[name] = {"url": server.url(path), "md5": fault.get("md5", _md5(data))}
+    downloads["gowalla"] = {"url": server.url("/gowalla.txt.gz"), "sha256": None}
+    overlay = write_config(workdir, "download-test", {**ONLY_MOVIELENS, "downloads": downloads})
+    return workdir, ["--cores", "2", "--configfile", overlay, "--config", f"data_dir={empty}"]
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def test_fresh_clone_downloads_verifies_unpacks_and_runs_movielens(
+    tmp_path, http_server, official_zips
+):
+    # ml-1m's first transfer is cut mid-file: the rule retries and never keeps the half.
+    workdir, args = _setup(tmp_path, http_server, official_zips, **{"ml-1m": {"drop": 1}})
+    snakemake(workdir, *args)
+    assert sorted(http_server.requests) == [
+        "/mirror/ml-100k.zip",
+        "/mirror/ml-1m.zip",
+        "/mirror/ml-1m.zip",
+    ]
+    resources = workdir / "resources"
+    assert (resources / "ml-100k" / "u.data").read_bytes() == (
+        SHARED_DATA / "ml-100k" / "u.data"
+    ).read_bytes()
+    assert (resources / "ml-1m" / "ratings.dat").read_bytes() == gzip.decompress(
+        (SHARED_DATA / "ml-1m" / "ratings.dat.gz").read_bytes()
+    )
+    for name in ("ml-100k", "ml-1m"):
+        marker = (resources / name / "download.done").read_text()
+        assert f"{resources.name}/{name}/" in marker or f"resources/{name}/" in marker
+    for table in ("max_tv.csv", "max_kl.csv", "summary.csv", "per_user.parquet"):
+        assert (workdir / VARIANT / table).stat().st_size > 0
+    max_tv = (workdir / VARIANT / "max_tv.csv").read_text().splitlines()
+    assert max_tv[0] == "epsilon,group,method,max_tv,n_users"
+    groups = sorted({line.split(",")[1] for line in max_tv[1:]})
+    assert groups == ["0-24", "25-34", "35-44", "45-49", "50-54", "55+"]
+    assert len(max_tv) == 1 + len(groups) * 2
+    # Second run: nothing to do, no request.
+    again = snakemake(workdir, *args, "--dry-run")
+    assert "Nothing to be done" in again.stdout + again.stderr
+    assert len(http_server.requests) == 3
+
+
+def _fails(workdir: Path, args: list[str]) -> str:
+    proc = snakemake(workdir, *args, check=False)
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    logs = workdir / "logs" / "download_dataset"
+    text = "".join(p.read_text() for p in sorted(logs.glob("*.log"))) if logs.is_dir() else ""
+    assert not (workdir / "results").exists() or _files(workdir / "results") == []
+    resources = workdir / "resources"
+    assert _files(resources) == ["README.md"] or _files(resources) == [], _files(resources)
+    return text + proc.stdout + proc.stderr
+
+
+def test_wrong_checksum_names_url_and_both_hashes_and_keeps_nothing(
+    tmp_path, http_server, official_zips
+):
+    wrong = "0" * 32
+    faults = {"ml-100k": {"md5": wrong}, "ml-1m": {"md5": wrong}}
+    workdir, args = _setup(tmp_path, http_server, official_zips, **faults)
+    text = _fails(workdir, args)
+    url = http_server.url("/mirror/ml-100k.zip")
+    assert f"checksum mismatch for {url}: expected md5 {wrong}, got " in text
+    assert _md5(official_zips["ml-100k"]) in text
+
+
+def test_404_names_the_url(tmp_path, http_server, official_zips):
+    faults = {"ml-100k": {"serve": False}, "ml-1m": {"serve": False}}
+    workdir, args = _setup(tmp_path, http_server, official_zips, **faults)
+    text = _fails(workdir, args)
+    assert f"downloading {http_server.url('/mirror/ml-100k.zip')} failed: HTTP 404" in text
+
+
+def test_connection_dropped_on_every_attempt_is_a_clear_error(tmp_path, http_server, official_zips):
+    faults = {"ml-100k": {"drop": -1}, "ml-1m": {"drop": -1}}
+    workdir, args = _setup(tmp_path, http_server, official_zips, **faults)
+    text = _fails(workdir, args)
+    assert f"downloading {http_server.url('/mirror/ml-1m.zip')} failed after 3 attempts" in text
+
+
+def test_zip_lacking_a_member_names_it(tmp_path, http_server, official_zips):
+    with zipfile.ZipFile(tmp_path / "ml-1m.zip", "w") as zf:
+        zf.writestr("ml-1m/ratings.dat", b"1::1::5::978300760\n")
+        zf.writestr("ml-1m/movies.dat", b"1::Toy Story (1995)::Animation\n")
+    bad = (tmp_path / "ml-1m.zip").read_bytes()
+    faults = {"ml-1m": {"data": bad, "md5": _md5(bad)}, "ml-100k": {"serve": False}}
+    workdir, args = _setup(tmp_path, http_server, official_zips, **faults)
+    text = _fails(workdir, args)
+    assert "the archive lacks ml-1m/users.dat" in text
+
+
+def test_downloads_keys_are_validated(tmp_path):
+    workdir = copy_workflow(tmp_path / "clone")
+    config = yaml.safe_load((workdir / "config" / "config.yaml").read_text())
+    assert config["downloads"]["ml-100k"]["md5"] == "0e33842e24a9c977be4e0107933c0723"
+    assert config["downloads"]["ml-1m"]["md5"] == "c4d9eecfca2ab87c1945afe126590906"
+    bad = write_config(workdir, "bad", {"downloads": {"ml-1m": {"md5": "abc"}}})
+    proc = snakemake(workdir, "--dry-run", "--configfile", bad, check=False)
+    assert proc.returncode != 0
+    assert "config error at downloads.ml-1m.md5: 'abc' does not match" in proc.stdout + proc.stderr
+    both = write_config(
+        workdir, "both", {"downloads": {"ml-1m": {"md5": "a" * 32, "sha256": "b" * 64}}}
+    )
+    proc = snakemake(workdir, "--dry-run", "--configfile", both, check=False)
+    assert (
+        "config error at downloads.ml-1m: give md5 or sha256, not both" in proc.stdout + proc.stderr
+    )
