@@ -144,6 +144,22 @@ def test_missing_experiment_is_not_run(results: Path) -> None:
     assert rows["wpm_gowalla_w1_ordering"]["verdict"] == "not run: wpm_gowalla/w1.csv not in this run's results"
 
 
+def test_avazu_without_cases_is_not_run(results: Path) -> None:
+    (results / "avazu").mkdir()
+    pl.DataFrame(
+        {"divergence": ["tv"] * 2, "method": ["minimax", "mollifier"], "wins": [0, 0], "ties": [0, 0],
+         "cases": [0, 0], "win_share": [None, None], "mean_improvement": [None, None]},
+        schema_overrides={"win_share": pl.Float64, "mean_improvement": pl.Float64},
+    ).write_csv(results / "avazu" / "summary.csv")
+    pl.DataFrame(
+        schema={"epsilon": pl.Float64, "attribute": pl.String, "subcategory": pl.Int64,
+                "method": pl.String, "max_tv": pl.Float64, "n_users": pl.Int64}
+    ).write_csv(results / "avazu" / "max_tv.csv")
+    rows = _table(results, {**ALL_ON, "avazu": True})
+    for claim in ("avazu_summary", "avazu_fig3_gap"):
+        assert rows[claim]["verdict"].startswith("not run: the Avazu stage ran but kept no subcategory")
+
+
 def test_helpers() -> None:
     assert within(0.0376, 0.03, 0.01) and not within(0.05, 0.03, 0.01) and not within(math.nan, 0, 1)
     line = "ml-1m ratings (/d/ml-1m/ratings.dat.gz) is a PARTIAL copy: 487650 of 1000209 official rows"
@@ -160,7 +176,7 @@ def test_data_notes_from_the_run(tmp_path: Path) -> None:
     stats.write_text(json.dumps({"rows": 10000, "partial": True}))
     notes = run_data_notes(movielens_log=log, avazu_stats=stats, wpm_gowalla="derived")
     assert notes["movielens"] == "ML-1M partial (487,650/1,000,209 ratings, 48.8 %); ML-100K prior full"
-    assert notes["avazu"] == "partial (10,000/40,428,967 rows, 0.0 %)"
+    assert notes["avazu"] == "partial (10,000/40,428,967 rows, 0.0247 %)"
     assert notes["wpm_gowalla"] == "derived"
     assert run_data_notes(avazu_source="synthetic")["avazu"].startswith("generated")
     assert run_data_notes()["movielens"].startswith("unknown")
@@ -169,6 +185,7 @@ def test_data_notes_from_the_run(tmp_path: Path) -> None:
 @pytest.mark.workflow
 def test_default_config_runs_the_stage(tmp_path: Path) -> None:
     workdir = copy_workflow(tmp_path / "wf")
+    (workdir / "resources").mkdir(exist_ok=True)  # the default data_dir (empty: no real data)
     snakemake(workdir, "--cores", "2")
     files = result_files(workdir)
     assert "results/reproduction.csv" in files
@@ -183,6 +200,7 @@ def test_default_config_runs_the_stage(tmp_path: Path) -> None:
 @pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=f"shared data not found at {SHARED_DATA}")
 def test_paper_config_dag_includes_the_stage(tmp_path: Path) -> None:
     workdir = copy_workflow(tmp_path / "wf")
+    (workdir / "resources").mkdir(exist_ok=True)
     jobs = planned_jobs(
         workdir, "--configfile", "config/paper.yaml", "--config", f"data_dir={SHARED_DATA.resolve()}"
     )

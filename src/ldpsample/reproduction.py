@@ -99,7 +99,7 @@ def partial_note(rows: int | None, official: int, what: str) -> str:
         return f"unknown ({what})"
     if rows >= official:
         return "full"
-    return f"partial ({rows:,}/{official:,} {what}, {100 * rows / official:.1f} %)"
+    return f"partial ({rows:,}/{official:,} {what}, {100 * rows / official:.3g} %)"
 
 
 def run_data_notes(
@@ -276,14 +276,18 @@ def _arxiv_fig4(results: Path, ctx: Mapping[str, object]) -> tuple[str, bool, st
     )
 
 
+_NO_AVAZU_CASES = (
+    "the Avazu stage ran but kept no subcategory (0 cases: none reaches the user threshold on "
+    "this copy; docs/reproduction.md#avazu)"
+)
+
+
 def _avazu(results: Path, ctx: Mapping[str, object]) -> tuple[str, bool, str]:
     df = _read(results, f"{ctx['avazu_folder']}/summary.csv")
     if "divergence" in df.columns:
         df = df.filter(pl.col("divergence") == "tv")
-    if df.is_empty() or int(df["cases"].max()) == 0:
-        return "no subcategory kept (0 cases)", False, (
-            "every subcategory is skipped on this copy (docs/reproduction.md#avazu)"
-        )
+    if df.is_empty() or int(df["cases"].max() or 0) == 0:
+        raise Missing(_NO_AVAZU_CASES)
     s = {r["method"]: r for r in df.iter_rows(named=True)}
     mm, mo = s["minimax"], s["mollifier"]
     run = (
@@ -302,7 +306,7 @@ def _avazu(results: Path, ctx: Mapping[str, object]) -> tuple[str, bool, str]:
 def _avazu_gap(results: Path, ctx: Mapping[str, object]) -> tuple[str, bool, str]:
     df = _read(results, f"{ctx['avazu_folder']}/max_tv.csv")
     if df.is_empty():
-        return "no subcategory kept", False, "every subcategory is skipped on this copy (docs/reproduction.md#avazu)"
+        raise Missing(_NO_AVAZU_CASES)
     wide = df.pivot(on="method", index=["epsilon", "attribute", "subcategory"], values="max_tv")
     gap = wide["mollifier_tv"] - wide["minimax"]
     share = float((gap > 0).mean())
