@@ -144,27 +144,6 @@ def test_editing_a_script_reruns_its_rule(default_run, tmp_path):
         script.write_text(original)
 
 
-@pytest.mark.parametrize(
-    ("changes", "key"),
-    [
-        ({"synthetic": {"epsilon": [8]}}, "epsilon"),
-        ({"synthetic": {"epsilons": [0]}}, "epsilons"),
-        ({"synthetic": {"epsilons": [-1.0]}}, "epsilons"),
-        ({"synthetic": {"n": [1]}}, "n"),
-        ({"unknown_key": 1}, "unknown_key"),
-        ({"theory": {"q_mins": [0.5]}}, "theory.q_mins"),
-    ],
-)
-def test_bad_config_fails_before_any_job(tmp_path, changes, key):
-    workdir = copy_workflow(tmp_path / "bad")
-    alt = write_config(workdir, "bad", changes)
-    proc = snakemake(workdir, "--cores", "1", "--configfile", alt, check=False)
-    assert proc.returncode != 0
-    message = proc.stdout + proc.stderr
-    assert key in message, message
-    assert not (workdir / "results").exists()
-
-
 def test_report_carries_every_figure(default_run):
     snakemake(default_run, "--report", "report.html")
     html = (default_run / "report.html").read_text(errors="replace")

@@ -1,0 +1,127 @@
+"""Every config error stops the run before any job, and its first line names the key path and
+the bad value (``config error at synthetic.epsilons[0]: -1 must be > 0``). Through Snakemake on a
+fresh workflow copy for each kind of error; for every numeric key of the shipped configs (NaN,
++inf and -inf, which JSON Schema's minimum lets through) through the same check function."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+from _workflow import ROOT, copy_workflow, snakemake, write_config
+
+from ldpsample.pipeline.config_check import ConfigError, check_config
+
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+DEFAULT = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+PAPER = yaml.safe_load((ROOT / "config" / "paper.yaml").read_text())
+
+
+def _merged(base: dict, update: dict) -> dict:
+    out = copy.deepcopy(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _numeric_paths(value, path=()):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _numeric_paths(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _numeric_paths(item, (*path, index))
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield path
+
+
+def _dotted(path) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+CONFIGS = {"default": DEFAULT, "paper": _merged(DEFAULT, PAPER)}
+NUMERIC = [(name, path) for name, c in CONFIGS.items() for path in _numeric_paths(c)]
+
+
+def test_the_shipped_configs_pass():
+    for config in CONFIGS.values():
+        check_config(copy.deepcopy(config), SCHEMA)
+    assert len(NUMERIC) > 80  # every numeric key of both configs is exercised below
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")], ids=str)
+def test_every_numeric_key_rejects_nan_and_inf(bad):
+    for name, path in NUMERIC:
+        config = copy.deepcopy(CONFIGS[name])
+        target = config
+        for part in path[:-1]:
+            target = target[part]
+        target[path[-1]] = bad
+        with pytest.raises(ConfigError) as info:
+            check_config(config, SCHEMA)
+        first = str(info.value).splitlines()[0]
+        assert first == f"config error at {_dotted(path)}: {bad!r} is not a finite number"
+
+
+CASES = [
+    ({"synthetic": {"epsilons": [-1]}}, "synthetic.epsilons[0]: -1 must be > 0"),
+    ({"synthetic": {"epsilons": [8, 0]}}, "synthetic.epsilons[1]: 0 must be > 0"),
+    ({"synthetic": {"n": [1]}}, "synthetic.n[0]: 1 must be >= 2"),
+    ({"synthetic": {"epsilon": [8]}}, "synthetic.epsilon: unknown key 'epsilon'"),
+    ({"unknown_key": 1}, "unknown_key: unknown key 'unknown_key'"),
+    ({"theory": {"q_mins": [0.001, 0.5]}}, "theory.q_mins[1]: 0.5 exceeds 1/theory.n"),
+    ({"theory": {"example_1": {"epsilon": float("nan")}}}, "theory.example_1.epsilon: nan is"),
+    ({"wpm": {"ring": {"alpha": float("inf")}}}, "wpm.ring.alpha: inf is not a finite number"),
+    ({"theory": {"epsilon_grid": {"start": 20}}}, "theory.epsilon_grid.start: 20 must be <"),
+    ({"experiments": {"movielens": "yes"}}, "experiments.movielens: 'yes' must be a boolean"),
+    ({"data_dir": "no/such/folder"}, "data_dir: 'no/such/folder' is not an existing folder"),
+    ({"theory": {"divergences": ["js"]}}, "theory.divergences[0]: 'js' must be one of 'tv'"),
+]
+
+
+def _first_error_line(output: str) -> str:
+    lines = output.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith("WorkflowError"):
+            return lines[index + 1]
+    raise AssertionError(output)
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize(("changes", "expected"), CASES, ids=[c[1].split(":")[0] for c in CASES])
+def test_config_error_first_line_names_key_and_value(tmp_path, changes, expected):
+    workdir = copy_workflow(tmp_path / "clone")
+    overlay = write_config(workdir, "bad", changes)
+    proc = snakemake(workdir, "--cores", "1", "--configfile", overlay, check=False)
+    assert proc.returncode != 0
+    assert _first_error_line(proc.stdout + proc.stderr).startswith(f"config error at {expected}")
+    assert not (workdir / "results").exists() and not (workdir / "logs").exists()
+
+
+@pytest.mark.workflow
+def test_nested_config_on_the_command_line_is_explained(tmp_path):
+    """`--config experiments='{movielens: true}'` makes 'true' a string: the error says so."""
+    workdir = copy_workflow(tmp_path / "clone")
+    proc = snakemake(workdir, "--dry-run", "--config", "experiments={movielens: true}", check=False)
+    first = _first_error_line(proc.stdout + proc.stderr)
+    assert first.startswith("config error at experiments.movielens: 'true' must be")
+    assert "--configfile" in first
+
+
+@pytest.mark.workflow
+def test_auto_experiments_left_off_are_named_in_one_line(tmp_path):
+    workdir = copy_workflow(tmp_path / "clone")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = snakemake(workdir, "--dry-run", "--config", f"data_dir={empty}")
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if "are off" in line]
+    assert len(lines) == 1, proc.stdout + proc.stderr
+    for name in ("movielens", "avazu", "wpm_movielens", "wpm_gowalla"):
+        assert f"{name} (missing {empty}/" in lines[0]
