@@ -287,6 +287,17 @@ def test_kl_unnormalised_rows_within_tolerance_and_1d() -> None:
     np.testing.assert_allclose(relative_mollifier_kl(P[3], q, epsilon=0.9), Q[3], atol=1e-15)
 
 
+def test_threads_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(4)
+    q = rng.dirichlet(np.ones(9))
+    P = rng.dirichlet(np.full(9, 0.4), size=300)
+    P[::7] = np.eye(9)[rng.integers(0, 9, size=P[::7].shape[0])]  # some degenerate rows
+    monkeypatch.setattr(mollifier_module, "_CHUNK_ELEMENTS", 90)  # 10 rows per chunk
+    single = relative_mollifier_kl(P, q, epsilon=0.3)
+    monkeypatch.setattr(mollifier_module, "_THREADED_ELEMENTS", 1)
+    np.testing.assert_array_equal(relative_mollifier_kl(P, q, epsilon=0.3), single)
+
+
 def test_chunks_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(3)
     q = rng.dirichlet(np.ones(7))

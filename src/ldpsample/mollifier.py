@@ -44,8 +44,10 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import warnings
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -79,6 +81,10 @@ _MAX_STEPS = 400
 #: A row is finished once ``|h(λ) - 1|`` is at most this (the clean-up threshold of
 #: :func:`_kl_chunk`), or once ``λ`` stops moving.
 _H_TOL = 1e-14
+
+
+#: :func:`relative_mollifier_kl` splits its chunks over threads from this many entries on.
+_THREADED_ELEMENTS = 1 << 20
 
 
 def _chunk_rows(n: int) -> int:
@@ -416,9 +422,22 @@ def relative_mollifier_kl(P: ArrayLike, q: ArrayLike, *, epsilon: float) -> Floa
     q_pos = q_arr > 0
     out = np.empty_like(P2)
     rows = _chunk_rows(P2.shape[1])
-    for start in range(0, P2.shape[0], rows):
-        stop = start + rows
-        _kl_chunk(P2[start:stop], lower, upper, q_pos, out=out[start:stop])
+    starts = range(0, P2.shape[0], rows)
+
+    def run(first: int, last: int) -> None:
+        for start in starts[first:last]:
+            stop = start + rows
+            _kl_chunk(P2[start:stop], lower, upper, q_pos, out=out[start:stop])
+
+    # Chunks are independent and numpy releases the GIL in its loops: large inputs split them
+    # over threads (the result does not depend on the split).
+    workers = min(os.cpu_count() or 1, 8, len(starts)) if P2.size >= _THREADED_ELEMENTS else 1
+    if workers <= 1:
+        run(0, len(starts))
+    else:
+        bounds = np.linspace(0, len(starts), workers + 1).astype(int)
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(run, bounds[:-1], bounds[1:]))
     return _finish(out, was_1d)
 
 
