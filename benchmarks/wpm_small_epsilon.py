@@ -70,8 +70,15 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     root = Path(args.data)
     data = read_ml100k(
-        {k: root / f for k, f in
-         {"ratings": "u.data", "items": "u.item", "users": "u.user", "genres": "u.genre"}.items()}
+        {
+            k: root / f
+            for k, f in {
+                "ratings": "u.data",
+                "items": "u.item",
+                "users": "u.user",
+                "genres": "u.genre",
+            }.items()
+        }
     )
     frames = []
     for seed in args.seeds:
@@ -95,9 +102,7 @@ def main(argv: list[str] | None = None) -> None:
     print("| --- |" + " ---: |" * len(eps_list))
     for method in summary["method"].unique(maintain_order=True):
         rows = summary.filter(pl.col("method") == method)
-        cells = [
-            f"{r['mean']:.4f} ± {r['sd'] or 0.0:.4f}" for r in rows.iter_rows(named=True)
-        ]
+        cells = [f"{r['mean']:.4f} ± {r['sd'] or 0.0:.4f}" for r in rows.iter_rows(named=True)]
         print(f"| {method} | " + " | ".join(cells) + " |")
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-
 from _workflow import SHARED_DATA, copy_workflow, planned_jobs, result_files, snakemake
+
 from ldpsample.reproduction import (
     COLUMNS,
     fraction_from_log,
@@ -111,7 +111,9 @@ def test_matching_value_is_reproduced(results: Path) -> None:
     assert rows["theorem1_risk"]["verdict"] == "reproduced"
     assert rows["example1_tv"]["verdict"] == "reproduced"
     assert rows["movielens_win_share_tv"]["verdict"] == "reproduced"
-    assert rows["movielens_win_share_tv"]["run_value"].startswith("minimax 54.2 % vs mollifier 41.7 %")
+    assert rows["movielens_win_share_tv"]["run_value"].startswith(
+        "minimax 54.2 % vs mollifier 41.7 %"
+    )
     assert rows["movielens_improvement_tv"]["verdict"] == "reproduced"
     assert rows["movielens_win_share_tv"]["data"] == "partial (x)"
 
@@ -135,34 +137,61 @@ def test_wrong_closed_form_differs(results: Path) -> None:
 
 def test_missing_experiment_is_not_run(results: Path) -> None:
     rows = _table(results)
-    for claim in ("avazu_summary", "arxiv_fig4_18_24", "wpm_gowalla_w1_ordering", "fig2_crossover_tv"):
+    for claim in (
+        "avazu_summary",
+        "arxiv_fig4_18_24",
+        "wpm_gowalla_w1_ordering",
+        "fig2_crossover_tv",
+    ):
         assert rows[claim]["verdict"].startswith("not run:"), claim
         assert rows[claim]["data"] == "not available"
         assert rows[claim]["run_value"] == ""
     # switched on but its output is absent: not run, naming the file
     rows = _table(results, {**ALL_ON, "wpm_gowalla": True})
-    assert rows["wpm_gowalla_w1_ordering"]["verdict"] == "not run: wpm_gowalla/w1.csv not in this run's results"
+    assert (
+        rows["wpm_gowalla_w1_ordering"]["verdict"]
+        == "not run: wpm_gowalla/w1.csv not in this run's results"
+    )
 
 
 def test_avazu_without_cases_is_not_run(results: Path) -> None:
     (results / "avazu").mkdir()
     pl.DataFrame(
-        {"divergence": ["tv"] * 2, "method": ["minimax", "mollifier"], "wins": [0, 0], "ties": [0, 0],
-         "cases": [0, 0], "win_share": [None, None], "mean_improvement": [None, None]},
+        {
+            "divergence": ["tv"] * 2,
+            "method": ["minimax", "mollifier"],
+            "wins": [0, 0],
+            "ties": [0, 0],
+            "cases": [0, 0],
+            "win_share": [None, None],
+            "mean_improvement": [None, None],
+        },
         schema_overrides={"win_share": pl.Float64, "mean_improvement": pl.Float64},
     ).write_csv(results / "avazu" / "summary.csv")
     pl.DataFrame(
-        schema={"epsilon": pl.Float64, "attribute": pl.String, "subcategory": pl.Int64,
-                "method": pl.String, "max_tv": pl.Float64, "n_users": pl.Int64}
+        schema={
+            "epsilon": pl.Float64,
+            "attribute": pl.String,
+            "subcategory": pl.Int64,
+            "method": pl.String,
+            "max_tv": pl.Float64,
+            "n_users": pl.Int64,
+        }
     ).write_csv(results / "avazu" / "max_tv.csv")
     rows = _table(results, {**ALL_ON, "avazu": True})
     for claim in ("avazu_summary", "avazu_fig3_gap"):
-        assert rows[claim]["verdict"].startswith("not run: the Avazu stage ran but kept no subcategory")
+        assert rows[claim]["verdict"].startswith(
+            "not run: the Avazu stage ran but kept no subcategory"
+        )
 
 
 def test_helpers() -> None:
-    assert within(0.0376, 0.03, 0.01) and not within(0.05, 0.03, 0.01) and not within(math.nan, 0, 1)
-    line = "ml-1m ratings (/d/ml-1m/ratings.dat.gz) is a PARTIAL copy: 487650 of 1000209 official rows"
+    assert (
+        within(0.0376, 0.03, 0.01) and not within(0.05, 0.03, 0.01) and not within(math.nan, 0, 1)
+    )
+    line = (
+        "ml-1m ratings (/d/ml-1m/ratings.dat.gz) is a PARTIAL copy: 487650 of 1000209 official rows"
+    )
     assert fraction_from_log(line, "ml-1m") == (487650, 1000209)
     assert fraction_from_log(line, "ml-100k") is None
     assert partial_note(487650, 1000209, "ratings") == "partial (487,650/1,000,209 ratings, 48.8 %)"
@@ -171,11 +200,16 @@ def test_helpers() -> None:
 
 def test_data_notes_from_the_run(tmp_path: Path) -> None:
     log = tmp_path / "ml.log"
-    log.write_text("x ml-1m ratings (r.dat.gz) is a PARTIAL copy: 487650 of 1000209 official rows\n")
+    log.write_text(
+        "x ml-1m ratings (r.dat.gz) is a PARTIAL copy: 487650 of 1000209 official rows\n"
+    )
     stats = tmp_path / "train.json"
     stats.write_text(json.dumps({"rows": 10000, "partial": True}))
     notes = run_data_notes(movielens_log=log, avazu_stats=stats, wpm_gowalla="derived")
-    assert notes["movielens"] == "ML-1M partial (487,650/1,000,209 ratings, 48.8 %); ML-100K prior full"
+    assert (
+        notes["movielens"]
+        == "ML-1M partial (487,650/1,000,209 ratings, 48.8 %); ML-100K prior full"
+    )
     assert notes["avazu"] == "partial (10,000/40,428,967 rows, 0.0247 %)"
     assert notes["wpm_gowalla"] == "derived"
     assert run_data_notes(avazu_source="synthetic")["avazu"].startswith("generated")
@@ -189,10 +223,14 @@ def test_default_config_runs_the_stage(tmp_path: Path) -> None:
     snakemake(workdir, "--cores", "2")
     files = result_files(workdir)
     assert "results/reproduction.csv" in files
-    rows = {r["claim"]: r for r in pl.read_csv(files["results/reproduction.csv"]).iter_rows(named=True)}
+    rows = {
+        r["claim"]: r for r in pl.read_csv(files["results/reproduction.csv"]).iter_rows(named=True)
+    }
     for claim in ("fig2_crossover_tv", "fig2_crossover_kl", "theorem1_risk", "example1_tv"):
         assert rows[claim]["verdict"] == "reproduced", rows[claim]
-    assert rows["wpm_sinkhorn_convergence"]["verdict"] == "reproduced", rows["wpm_sinkhorn_convergence"]
+    assert rows["wpm_sinkhorn_convergence"]["verdict"] == "reproduced", rows[
+        "wpm_sinkhorn_convergence"
+    ]
     assert rows["example1_gamma"]["verdict"].startswith("differs: erratum")
     assert rows["avazu_summary"]["verdict"].startswith("not run")
 
@@ -202,7 +240,11 @@ def test_paper_config_dag_includes_the_stage(tmp_path: Path) -> None:
     workdir = copy_workflow(tmp_path / "wf")
     (workdir / "resources").mkdir(exist_ok=True)
     jobs = planned_jobs(
-        workdir, "--configfile", "config/paper.yaml", "--config", f"data_dir={SHARED_DATA.resolve()}"
+        workdir,
+        "--configfile",
+        "config/paper.yaml",
+        "--config",
+        f"data_dir={SHARED_DATA.resolve()}",
     )
     assert jobs.get("reproduction") == 1
     assert jobs.get("movielens_aggregate", 0) >= 1 and jobs.get("wpm_gowalla_combine") == 1

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from _workflow import SHARED_DATA
+
 from ldpsample.experiments.wpm_movielens import (
     BASE_MEASURES,
     base_measure_shape,
@@ -23,7 +23,11 @@ def setup():
         pytest.skip(f"ML-100K not found in {ML100K}")
     data = read_movielens_100k(ML100K)
     return prepare_movielens(
-        data["ratings"], data["movie_genres"], rng=np.random.default_rng(0), n_components=16, n_outputs=60
+        data["ratings"],
+        data["movie_genres"],
+        rng=np.random.default_rng(0),
+        n_components=16,
+        n_outputs=60,
     )
 
 
@@ -35,11 +39,23 @@ def test_shapes_are_distributions(setup, name):
 
 
 def test_default_is_the_uniform_base_measure_bit_for_bit(setup):
-    kwargs = dict(epsilons=[0.5], methods=["wpm", "kpm_genre"], n_scales=3, max_validation_users=20, max_test_users=20)
+    kwargs = dict(
+        epsilons=[0.5],
+        methods=["wpm", "kpm_genre"],
+        n_scales=3,
+        max_validation_users=20,
+        max_test_users=20,
+    )
     _, before = movielens_hit_rates(setup, rng=np.random.default_rng(1), **kwargs)
-    _, uniform = movielens_hit_rates(setup, rng=np.random.default_rng(1), base_measure="uniform", **kwargs)
+    _, uniform = movielens_hit_rates(
+        setup, rng=np.random.default_rng(1), base_measure="uniform", **kwargs
+    )
     assert before.equals(uniform)
-    _, genre = movielens_hit_rates(setup, rng=np.random.default_rng(1), base_measure="kpm_genre", **kwargs)
-    assert not genre.filter(genre["method"] == "wpm").equals(uniform.filter(uniform["method"] == "wpm"))
+    _, genre = movielens_hit_rates(
+        setup, rng=np.random.default_rng(1), base_measure="kpm_genre", **kwargs
+    )
+    assert not genre.filter(genre["method"] == "wpm").equals(
+        uniform.filter(uniform["method"] == "wpm")
+    )
     with pytest.raises(ValueError, match="base_measure"):
         movielens_hit_rates(setup, rng=np.random.default_rng(1), base_measure="nope", **kwargs)

@@ -23,13 +23,14 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 import polars as pl
 
 __all__ = [
-    "COLUMNS",
     "CLAIMS",
+    "COLUMNS",
     "ML1M_SHARED_RATINGS",
     "OFFICIAL_ROWS",
     "Claim",
@@ -88,7 +89,7 @@ def _read(results: Path, name: str) -> pl.DataFrame:
 
 
 def fraction_from_log(text: str, dataset: str) -> tuple[int, int] | None:
-    """``(rows, official)`` from a log line ``<dataset> ratings (...) is a PARTIAL copy: R of N``."""
+    """``(rows, official)`` from a log line ``<dataset> <role> (...) is a PARTIAL copy: R of N``."""
     match = re.search(rf"{re.escape(dataset)} \w+ \(.*?\) is a PARTIAL copy: (\d+) of (\d+)", text)
     return (int(match.group(1)), int(match.group(2))) if match else None
 
@@ -166,12 +167,14 @@ def _fig2(divergence: str) -> Callable:
         for (n, eps), g in mean.group_by(["n", "epsilon"], maintain_order=True):
             better = (g["minimax"] < g["mollifier"]).to_list()
             p1 = g["p1"].to_list()
-            switches = sum(a != b for a, b in zip(better, better[1:], strict=False))
+            switches = sum(a != b for a, b in pairwise(better))
             # crossover: mollifier lower near the uniform p, minimax lower towards the point mass
             shape = (not better[0]) and better[-1] and switches == 1
             cross = next((x for x, b in zip(p1, better, strict=True) if b), math.nan)
             ok &= shape
-            parts.append(f"n={n} ε={eps:g}: minimax lower from p1≈{cross:.2f}, {switches} switch(es)")
+            parts.append(
+                f"n={n} ε={eps:g}: minimax lower from p1≈{cross:.2f}, {switches} switch(es)"
+            )
         return "; ".join(parts), ok, "the crossover shape differs"
 
     return check
@@ -237,7 +240,10 @@ def _ml_share(which: str) -> Callable:
         df = _ml_pick(_ml_summary(results, ctx), which)
         share = dict(zip(df["method"], df["win_share"], strict=True))
         cases = int(df["cases"].max())
-        run = f"minimax {100 * share['minimax']:.1f} % vs mollifier {100 * share['mollifier']:.1f} % of {cases}"
+        run = (
+            f"minimax {100 * share['minimax']:.1f} % vs "
+            f"mollifier {100 * share['mollifier']:.1f} % of {cases}"
+        )
         ok = within(share["minimax"], 0.541, 0.01) and within(share["mollifier"], 0.416, 0.01)
         reason = "the win shares differ on this data"
         if which != "tv":
@@ -311,7 +317,8 @@ def _avazu_gap(results: Path, ctx: Mapping[str, object]) -> tuple[str, bool, str
     gap = wide["mollifier_tv"] - wide["minimax"]
     share = float((gap > 0).mean())
     return (
-        f"minimax lower in {100 * share:.1f} % of {wide.height} (ε, subcategory); mean gap {gap.mean():.3f}",
+        f"minimax lower in {100 * share:.1f} % of {wide.height} (ε, subcategory); "
+        f"mean gap {gap.mean():.3f}",
         share > 0.5 and float(gap.mean()) > 0,
         "the gap does not favour minimax on this data (docs/reproduction.md#avazu)",
     )
@@ -353,11 +360,9 @@ def _sinkhorn(results: Path, ctx: Mapping[str, object]) -> tuple[str, bool, str]
     n = int(ctx.get("ring_n") or 0)
     last = df.filter(pl.col("iteration") == pl.col("iteration").max().over("eta", "input"))
     worst = last.group_by("eta").agg(pl.col("gap").max()).sort("eta")
-    bound_ok = all(
-        g <= eta * math.log(n * n) + 1e-9 for eta, g in worst.iter_rows() if n > 0
-    )
+    bound_ok = all(g <= eta * math.log(n * n) + 1e-9 for eta, g in worst.iter_rows() if n > 0)
     gaps = worst["gap"].to_list()
-    monotone = all(a <= b + 1e-9 for a, b in zip(gaps, gaps[1:], strict=False))
+    monotone = all(a <= b + 1e-9 for a, b in pairwise(gaps))
     run = ", ".join(f"η={eta:g}: {g:.2e}" for eta, g in worst.iter_rows())
     return (
         f"final gap W − OPT per η: {run}",
@@ -367,24 +372,168 @@ def _sinkhorn(results: Path, ctx: Mapping[str, object]) -> tuple[str, bool, str]
 
 
 CLAIMS: tuple[Claim, ...] = (
-    Claim("fig2_crossover_tv", f"{AISTATS}, Fig. 2 (TV)", "mollifier lower near uniform p, minimax lower towards the point mass (one crossover)", "synthetic", "synthetic", "shape: one switch, mean over runs", _fig2("tv")),
-    Claim("fig2_crossover_kl", f"{AISTATS}, Fig. 2 (KL)", "mollifier lower near uniform p, minimax lower towards the point mass (one crossover)", "synthetic", "synthetic", "shape: one switch, mean over runs", _fig2("kl")),
-    Claim("theorem1_risk", f"{AISTATS}, Theorem 1", "Γ_TV = (1−q_min)/(e^ε q_min+1−q_min); Γ_KL = log((e^ε q_min+1−q_min)/(e^ε q_min))", "theory", "theory", "1e-9 absolute", _theorem1),
-    Claim("example1_tv", f"{AISTATS}, Example 1", "0.03 (public q) / 0.1 (uniform)", "theory", "theory", "±0.01 (printed truncated)", _example1_tv),
-    Claim("example1_gamma", f"{AISTATS}, Example 1 (called Γ_TV)", "0.03 / 0.1", "theory", "theory", "±0.01", _example1_gamma),
-    Claim("movielens_win_share_tv", f"{AISTATS}, Sec. 5 (MovieLens summary, max TV)", "minimax 54.1 % vs mollifier 41.6 %", "movielens", "movielens", "±1 point", _ml_share("tv")),
-    Claim("movielens_win_share_kl", f"{AISTATS}, Sec. 5 (stated for TV only)", "54.1 % vs 41.6 % (TV)", "movielens", "movielens", "±1 point", _ml_share("kl")),
-    Claim("movielens_win_share_pooled", f"{AISTATS}, Sec. 5 (stated for TV only)", "54.1 % vs 41.6 % (TV)", "movielens", "movielens", "±1 point", _ml_share("pooled")),
-    Claim("movielens_improvement_tv", f"{AISTATS}, Sec. 5 (MovieLens summary, max TV)", "0.11 vs 0.03", "movielens", "movielens", "±0.01", _ml_improvement("tv")),
-    Claim("movielens_improvement_kl", f"{AISTATS}, Sec. 5 (stated for TV only)", "0.11 vs 0.03 (TV)", "movielens", "movielens", "±0.01", _ml_improvement("kl")),
-    Claim("movielens_improvement_pooled", f"{AISTATS}, Sec. 5 (stated for TV only)", "0.11 vs 0.03 (TV)", "movielens", "movielens", "±0.01", _ml_improvement("pooled")),
-    Claim("arxiv_fig4_18_24", f"{ARXIV}, Fig. 4 (ML-1M prior, ε = 4, age 18-24)", "RM-TV 0.62 vs minimax < 0.3", "movielens_ml1m", "movielens", "±0.01; < 0.3", _arxiv_fig4),
-    Claim("avazu_summary", f"{AISTATS}, Sec. 5 (Avazu summary)", "minimax 90.5 % (0.46) vs mollifier 9.5 % (0.009)", "avazu", "avazu", "±1 point; ±0.01 / ±0.001", _avazu),
-    Claim("avazu_fig3_gap", f"{AISTATS}, Fig. 3", "minimax's max TV below the mollifier's (a visible gap)", "avazu", "avazu", "ordering: majority of cases, positive mean gap", _avazu_gap),
-    Claim("avazu_arxiv_1000_users", f"{ARXIV}, Sec. 5 (Avazu, subcategories ≥ 1000 users)", "minimax's max TV below the mollifier's", "avazu_arxiv", "avazu", "ordering", _avazu_gap),
-    Claim("wpm_hit1_ordering", f"{WPM}, MovieLens Hit Rate@1 figure", "WPM ≥ KPM-genre and exponential at every ε", "wpm_movielens", "wpm_movielens", "ordering of means", _wpm_hit1),
-    Claim("wpm_gowalla_w1_ordering", f"{WPM}, Gowalla W1 figure", "WPM's W1 below KPM's at every ε", "wpm_gowalla", "wpm_gowalla", "ordering of means over 5 repeats", _gowalla),
-    Claim("wpm_sinkhorn_convergence", f"{WPM}, Sinkhorn convergence (ring)", "W(P, Q_t) converges to within η log(nm) of the exact LP value; smaller η, smaller gap", "wpm_ring", "generated", "bound η log(nm)", _sinkhorn),
+    Claim(
+        "fig2_crossover_tv",
+        f"{AISTATS}, Fig. 2 (TV)",
+        "mollifier lower near uniform p, minimax lower towards the point mass (one crossover)",
+        "synthetic",
+        "synthetic",
+        "shape: one switch, mean over runs",
+        _fig2("tv"),
+    ),
+    Claim(
+        "fig2_crossover_kl",
+        f"{AISTATS}, Fig. 2 (KL)",
+        "mollifier lower near uniform p, minimax lower towards the point mass (one crossover)",
+        "synthetic",
+        "synthetic",
+        "shape: one switch, mean over runs",
+        _fig2("kl"),
+    ),
+    Claim(
+        "theorem1_risk",
+        f"{AISTATS}, Theorem 1",
+        "Γ_TV = (1−q_min)/(e^ε q_min+1−q_min); Γ_KL = log((e^ε q_min+1−q_min)/(e^ε q_min))",
+        "theory",
+        "theory",
+        "1e-9 absolute",
+        _theorem1,
+    ),
+    Claim(
+        "example1_tv",
+        f"{AISTATS}, Example 1",
+        "0.03 (public q) / 0.1 (uniform)",
+        "theory",
+        "theory",
+        "±0.01 (printed truncated)",
+        _example1_tv,
+    ),
+    Claim(
+        "example1_gamma",
+        f"{AISTATS}, Example 1 (called Γ_TV)",
+        "0.03 / 0.1",
+        "theory",
+        "theory",
+        "±0.01",
+        _example1_gamma,
+    ),
+    Claim(
+        "movielens_win_share_tv",
+        f"{AISTATS}, Sec. 5 (MovieLens summary, max TV)",
+        "minimax 54.1 % vs mollifier 41.6 %",
+        "movielens",
+        "movielens",
+        "±1 point",
+        _ml_share("tv"),
+    ),
+    Claim(
+        "movielens_win_share_kl",
+        f"{AISTATS}, Sec. 5 (stated for TV only)",
+        "54.1 % vs 41.6 % (TV)",
+        "movielens",
+        "movielens",
+        "±1 point",
+        _ml_share("kl"),
+    ),
+    Claim(
+        "movielens_win_share_pooled",
+        f"{AISTATS}, Sec. 5 (stated for TV only)",
+        "54.1 % vs 41.6 % (TV)",
+        "movielens",
+        "movielens",
+        "±1 point",
+        _ml_share("pooled"),
+    ),
+    Claim(
+        "movielens_improvement_tv",
+        f"{AISTATS}, Sec. 5 (MovieLens summary, max TV)",
+        "0.11 vs 0.03",
+        "movielens",
+        "movielens",
+        "±0.01",
+        _ml_improvement("tv"),
+    ),
+    Claim(
+        "movielens_improvement_kl",
+        f"{AISTATS}, Sec. 5 (stated for TV only)",
+        "0.11 vs 0.03 (TV)",
+        "movielens",
+        "movielens",
+        "±0.01",
+        _ml_improvement("kl"),
+    ),
+    Claim(
+        "movielens_improvement_pooled",
+        f"{AISTATS}, Sec. 5 (stated for TV only)",
+        "0.11 vs 0.03 (TV)",
+        "movielens",
+        "movielens",
+        "±0.01",
+        _ml_improvement("pooled"),
+    ),
+    Claim(
+        "arxiv_fig4_18_24",
+        f"{ARXIV}, Fig. 4 (ML-1M prior, ε = 4, age 18-24)",
+        "RM-TV 0.62 vs minimax < 0.3",
+        "movielens_ml1m",
+        "movielens",
+        "±0.01; < 0.3",
+        _arxiv_fig4,
+    ),
+    Claim(
+        "avazu_summary",
+        f"{AISTATS}, Sec. 5 (Avazu summary)",
+        "minimax 90.5 % (0.46) vs mollifier 9.5 % (0.009)",
+        "avazu",
+        "avazu",
+        "±1 point; ±0.01 / ±0.001",
+        _avazu,
+    ),
+    Claim(
+        "avazu_fig3_gap",
+        f"{AISTATS}, Fig. 3",
+        "minimax's max TV below the mollifier's (a visible gap)",
+        "avazu",
+        "avazu",
+        "ordering: majority of cases, positive mean gap",
+        _avazu_gap,
+    ),
+    Claim(
+        "avazu_arxiv_1000_users",
+        f"{ARXIV}, Sec. 5 (Avazu, subcategories ≥ 1000 users)",
+        "minimax's max TV below the mollifier's",
+        "avazu_arxiv",
+        "avazu",
+        "ordering",
+        _avazu_gap,
+    ),
+    Claim(
+        "wpm_hit1_ordering",
+        f"{WPM}, MovieLens Hit Rate@1 figure",
+        "WPM ≥ KPM-genre and exponential at every ε",
+        "wpm_movielens",
+        "wpm_movielens",
+        "ordering of means",
+        _wpm_hit1,
+    ),
+    Claim(
+        "wpm_gowalla_w1_ordering",
+        f"{WPM}, Gowalla W1 figure",
+        "WPM's W1 below KPM's at every ε",
+        "wpm_gowalla",
+        "wpm_gowalla",
+        "ordering of means over 5 repeats",
+        _gowalla,
+    ),
+    Claim(
+        "wpm_sinkhorn_convergence",
+        f"{WPM}, Sinkhorn convergence (ring)",
+        "W(P, Q_t) converges to within η log(nm) of the exact LP value; smaller η, smaller gap",
+        "wpm_ring",
+        "generated",
+        "bound η log(nm)",
+        _sinkhorn,
+    ),
 )
 
 
