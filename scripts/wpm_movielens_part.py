@@ -48,6 +48,7 @@ validation, test = movielens_hit_rates(
     max_test_users=params.max_test_users,
     include_nonprivate=params.include_nonprivate,
     progress=True,
+    base_measure=params.base_measure,
 )
 write_parquet(validation, snakemake.output.validation)
 write_parquet(test, snakemake.output.test)

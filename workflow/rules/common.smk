@@ -464,6 +464,7 @@ def get_wpm_movielens_params():
                 "eta",
                 "max_validation_users",
                 "max_test_users",
+                "base_measure",
             )
         },
     )
