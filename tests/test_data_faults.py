@@ -1,0 +1,191 @@
+"""A corpus of damaged raw files, each run through the rule that reads it (Snakemake on a fresh
+workflow copy, ``data_dir`` pointing at a copy of ../shared/data with one file damaged): the
+run fails with a message naming the file (and line where known), and results/ holds nothing
+from the failed job."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from _workflow import SHARED_DATA, copy_workflow, snakemake, write_config
+
+pytestmark = [
+    pytest.mark.workflow,
+    pytest.mark.data,
+    pytest.mark.skipif(
+        not all((SHARED_DATA / d).is_dir() for d in ("ml-1m", "ml-100k", "avazu", "gowalla")),
+        reason=f"the shared data copies are not in {SHARED_DATA} (../shared/data)",
+    ),
+]
+
+ALL_OFF = {
+    name: False
+    for name in (
+        "synthetic",
+        "theory",
+        "movielens",
+        "avazu",
+        "wpm_ring",
+        "wpm_movielens",
+        "wpm_gowalla",
+    )
+}
+GOWALLA_SAMPLE = "loc-gowalla_totalCheckins.first-10000-lines.txt"
+TARGETS = {
+    "movielens": "results/movielens/prior~ml-100k_weight~count/users.parquet",
+    "avazu": "results/avazu/cache/kaggle/train.parquet",
+    "wpm_gowalla": "results/wpm_gowalla/checkins.parquet",
+}
+
+
+def _half(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _avazu_lines() -> list[bytes]:
+    return gzip.decompress((SHARED_DATA / "avazu" / "train.gz").read_bytes()).split(b"\n")[:200]
+
+
+def _without_site_id() -> bytes:
+    lines = [line.split(b",") for line in _avazu_lines() if line]
+    keep = [i for i, name in enumerate(lines[0]) if name != b"site_id"]
+    return b"\n".join(b",".join(row[i] for i in keep) for row in lines) + b"\n"
+
+
+def _bad_bytes() -> bytes:
+    lines = _avazu_lines()
+    lines[3] = lines[3].replace(b",", b",\xff\xfe", 1)
+    return b"\n".join(lines)
+
+
+def _gowalla_lines() -> bytes:
+    lines = (SHARED_DATA / "gowalla" / GOWALLA_SAMPLE).read_bytes().split(b"\n")[:3]
+    return b"\n".join([*lines, b"0\t2010-10-19T23:55:27Z"]) + b"\n"
+
+
+# (case id, experiment, file written under data_dir, its bytes, files removed, message)
+CASES: list[tuple[str, str, str, Callable[[], bytes], tuple[str, ...], str]] = [
+    (
+        "ml-1m-truncated-gzip",
+        "movielens",
+        "ml-1m/ratings.dat.gz",
+        lambda: _half((SHARED_DATA / "ml-1m" / "ratings.dat.gz").read_bytes()),
+        (),
+        "ml-1m/ratings.dat.gz: truncated or corrupt gzip file",
+    ),
+    (
+        "ml-1m-empty-file",
+        "movielens",
+        "ml-1m/ratings.dat",
+        lambda: b"",
+        ("ml-1m/ratings.dat.gz",),
+        "ml-1m/ratings.dat: empty file",
+    ),
+    (
+        "ml-1m-wrong-field-count",
+        "movielens",
+        "ml-1m/ratings.dat",
+        lambda: b"1::1193::5::978300760\n1::661::3::978302109\n1::914::3\n",
+        ("ml-1m/ratings.dat.gz",),
+        "ml-1m/ratings.dat, line 3: expected 4 fields separated by '::', got 3: '1::914::3'",
+    ),
+    (
+        "ml-100k-not-an-integer",
+        "movielens",
+        "ml-100k/u.data",
+        lambda: b"196\t242\t3\t881250949\n186\t302\tthree\t891717742\n",
+        (),
+        "ml-100k/u.data, line 2, field 'rating': expected an integer, got 'three'",
+    ),
+    (
+        "avazu-truncated-gzip",
+        "avazu",
+        "avazu/train.gz",
+        lambda: _half((SHARED_DATA / "avazu" / "train.gz").read_bytes()),
+        (),
+        "avazu/train.gz: cannot read after data row",
+    ),
+    (
+        "avazu-missing-column",
+        "avazu",
+        "avazu/train.csv",
+        _without_site_id,
+        ("avazu/train.gz",),
+        "avazu/train.csv, line 1: the header lacks the columns ['site_id']",
+    ),
+    (
+        "avazu-undecodable-bytes",
+        "avazu",
+        "avazu/train.csv",
+        _bad_bytes,
+        ("avazu/train.gz",),
+        "avazu/train.csv: cannot parse the CSV after data row 0: In CSV column #1: Row #4",
+    ),
+    (
+        "avazu-empty-file",
+        "avazu",
+        "avazu/train.csv",
+        lambda: b"",
+        ("avazu/train.gz",),
+        "avazu/train.csv, line 1: empty file",
+    ),
+    (
+        "gowalla-truncated-gzip",
+        "wpm_gowalla",
+        "gowalla/loc-gowalla_totalCheckins.txt.gz",
+        lambda: _half(gzip.compress((SHARED_DATA / "gowalla" / GOWALLA_SAMPLE).read_bytes())),
+        (),
+        "gowalla/loc-gowalla_totalCheckins.txt.gz: truncated or corrupt gzip file",
+    ),
+    (
+        "gowalla-wrong-field-count",
+        "wpm_gowalla",
+        "gowalla/loc-gowalla_totalCheckins.txt",
+        _gowalla_lines,
+        (),
+        "gowalla/loc-gowalla_totalCheckins.txt, line 4: expected 5 fields separated by '\\t'",
+    ),
+]
+
+
+def _damaged_copy(root: Path, name: str, data: bytes, removed: tuple[str, ...]) -> Path:
+    """A data_dir of symlinks to ../shared/data with ``name`` replaced by ``data``."""
+    data_dir = root / "data"
+    for folder in ("ml-1m", "ml-100k", "avazu", "gowalla"):
+        (data_dir / folder).mkdir(parents=True)
+        for src in (SHARED_DATA / folder).iterdir():
+            relative = f"{folder}/{src.name}"
+            if src.is_file() and relative not in removed and relative != name:
+                if not (folder == "gowalla" and src.name.startswith("loc-")):
+                    os.symlink(src, data_dir / relative)
+    (data_dir / name).write_bytes(data)
+    return data_dir
+
+
+@pytest.mark.parametrize(
+    ("experiment", "name", "make", "removed", "message"),
+    [case[1:] for case in CASES],
+    ids=[case[0] for case in CASES],
+)
+def test_damaged_file_fails_its_job_naming_the_file(
+    tmp_path, experiment, name, make, removed, message
+):
+    data_dir = _damaged_copy(tmp_path, name, make(), removed)
+    workdir = copy_workflow(tmp_path / "clone")
+    changes = {"experiments": {**ALL_OFF, experiment: True}, "data_dir": str(data_dir)}
+    if experiment == "wpm_gowalla":
+        changes["wpm"] = {"gowalla": {"source": "snap"}}
+    overlay = write_config(workdir, "damaged", changes)
+    proc = snakemake(
+        workdir, TARGETS[experiment], "--cores", "1", "--configfile", overlay, check=False
+    )
+    assert proc.returncode != 0
+    logs = "".join(p.read_text() for p in sorted((workdir / "logs").rglob("*.log")))
+    assert f"{data_dir}/{message}" in logs + proc.stdout + proc.stderr, logs[-3000:]
+    results = workdir / "results"
+    left = [p for p in results.rglob("*") if p.is_file()] if results.exists() else []
+    assert left == []
