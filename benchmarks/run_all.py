@@ -26,6 +26,8 @@ Rows (``--only`` takes any of these names, several allowed):
   step in its own process; its own peak memory);
 * ``wpm-exact``: exact WPM (network simplex) per input, n = m = 100 and 400.
 
+``--baseline <git revision>`` adds "before" lines: the library's ``minimax.py`` and
+``mollifier.py`` as of that revision, timed in the same process on the same inputs.
 ``--quick`` shrinks every size (for a smoke test; the ratios are then not the targets' sizes).
 To add a row (e.g. "Avazu stage full size" through the pipeline), write a function
 ``row_<name>(quick) -> Row`` that returns :class:`Measure` entries, register it in
@@ -104,6 +106,33 @@ def register(name: str, subject: Callable[[bool], object]):
         return row_fn
 
     return wrap
+
+
+def baseline(module: str):
+    """``ldpsample.<module>`` as it was at ``--baseline <git revision>`` (None without one).
+
+    The file is read with ``git show`` and imported under another name, so the old and the
+    current code are timed side by side in the same process on the same inputs.
+    """
+    import importlib.util
+
+    rev = os.environ.get("RUN_ALL_BASELINE")
+    if not rev:
+        return None
+    source = subprocess.run(
+        ["git", "show", f"{rev}:src/ldpsample/{module}.py"],
+        cwd=HERE.parent,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    path = Path(tempfile.mkdtemp(prefix="run_all_baseline_")) / f"baseline_{module}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(f"baseline_{module}", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def best_time(fn: Callable[[], object], repeats: int | None = None) -> float:
@@ -261,6 +290,17 @@ def row_apply_4000(quick: bool) -> Row:
             target=4.0,
         ),
     ]
+    old = baseline("minimax")
+    if old is not None:
+        row.measures.append(
+            Measure(
+                f"before: apply_minimax at {os.environ['RUN_ALL_BASELINE']}",
+                best_time(
+                    lambda: old.apply_minimax(P, old.minimax_coefficients(q, epsilon=EPSILON))
+                ),
+                ratio_of="apply_minimax (coefficients precomputed)",
+            )
+        )
     return row
 
 
@@ -298,6 +338,17 @@ def row_kl_brentq(quick: bool) -> Row:
             target=20.0,
         ),
     ]
+    old = baseline("mollifier")
+    if old is not None:
+        diff_old = float(np.abs(old.relative_mollifier_kl(P, q, epsilon=EPSILON) - fast).max())
+        row.measures.append(
+            Measure(
+                f"before: relative_mollifier_kl at {os.environ['RUN_ALL_BASELINE']}",
+                best_time(lambda: old.relative_mollifier_kl(P, q, epsilon=EPSILON)),
+                f"max abs diff vs now: {diff_old:.1e}",
+                ratio_of="relative_mollifier_kl (closed form, validation included)",
+            )
+        )
     return row
 
 
@@ -366,6 +417,16 @@ def row_apply_1e6(quick: bool) -> Row:
             slowdown=True,
         ),
     ]
+    old = baseline("minimax")
+    if old is not None:
+        old_kernel = old.minimax_coefficients(q, epsilon=EPSILON)
+        row.measures.append(
+            Measure(
+                f"before: apply_minimax at {os.environ['RUN_ALL_BASELINE']}",
+                best_time(lambda: old.apply_minimax(P, old_kernel)),
+                ratio_of="apply_minimax (coefficients precomputed)",
+            )
+        )
     return row
 
 
@@ -402,6 +463,16 @@ def row_mollifier(quick: bool) -> Row:
                 ratio_of=label,
             )
         )
+        old = baseline("mollifier")
+        if old is not None:
+            old_fn = getattr(old, fn.__name__)
+            row.measures.append(
+                Measure(
+                    f"before: {name} `{fn.__name__}` at {os.environ['RUN_ALL_BASELINE']}",
+                    best_time(lambda f=old_fn: f(P, q, epsilon=EPSILON)),
+                    ratio_of=label,
+                )
+            )
     return row
 
 
@@ -573,11 +644,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=REPEATS, help="best of this many")
     parser.add_argument("--output", type=Path, default=HERE / "results.md")
     parser.add_argument("--avazu-rows", type=int, default=1_000_000)
+    parser.add_argument(
+        "--baseline",
+        metavar="GIT_REV",
+        help="also time the library's minimax.py / mollifier.py as of this revision ('before')",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--memory", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     REPEATS = args.repeats
     os.environ["RUN_ALL_AVAZU_ROWS"] = str(args.avazu_rows)
+    if args.baseline:
+        os.environ["RUN_ALL_BASELINE"] = args.baseline
     if args.child:
         _child(args.child, args.quick, args.memory)
         return
