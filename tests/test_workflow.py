@@ -93,6 +93,28 @@ def test_figures_are_png(default_run):
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, path
 
 
+def test_figures_are_readable_at_report_width(default_run):
+    """No strip figures (the ring example was 2476 x 432 px), every panel has a y label and
+    the labels use mathtext instead of literal underscores (Γ_f, Q_t)."""
+    import struct
+
+    for path in sorted((default_run / "results").rglob("*.png")):
+        width, height = struct.unpack(">II", path.read_bytes()[16:24])
+        assert width / height < 3.5, (path, width, height)
+
+
+def test_faceted_figures_label_every_panel():
+    from ldpsample.experiments.theory import risk_curves
+    from ldpsample.plotting import plot_risk_curves
+
+    figure = plot_risk_curves(
+        risk_curves(n=10, epsilons=[0.5, 1.0, 2.0], q_mins=[0.01], divergences=["tv", "kl"])
+    )
+    labels = [ax.get_ylabel() for ax in figure.axes if ax.get_title()]
+    assert len(labels) == 2 and all(label for label in labels)
+    assert all("$\\Gamma_f" in label for label in labels)
+
+
 def test_theory_tables(default_run):
     theory = CONFIG["theory"]
     risk = pl.read_csv(default_run / "results/theory/risk.csv")

@@ -59,7 +59,7 @@ def plot_synthetic(values: pl.DataFrame) -> Figure:
         height=3.2,
         aspect=1.3,
     )
-    grid.set_axis_labels("p¹ (mass of the heavy item)", "divergence of the released distribution")
+    label_axes(grid, "$p^1$ (mass of the heavy item)", "divergence of the released distribution")
     grid.set_titles("{row_name} — {col_name}")
     return grid.figure
 
@@ -83,9 +83,18 @@ def plot_risk_curves(curves: pl.DataFrame) -> Figure:
     )
     for ax in grid.axes.flat:
         ax.set_yscale("log")
-    grid.set_axis_labels("ε", "optimal worst-case risk Γ_f(q, ε)")
+    label_axes(grid, r"$\varepsilon$", r"optimal worst-case risk $\Gamma_f(q, \varepsilon)$")
     grid.set_titles("{col_name}")
     return grid.figure
+
+
+def label_axes(grid: sns.FacetGrid, x: str, y: str) -> None:
+    """Label every panel's x and y axis (seaborn labels only the outer ones, which leaves
+    panels with their own y scale, ``sharey=False``, without a y label)."""
+    for ax in grid.axes.flat:
+        ax.set_xlabel(x)
+        ax.set_ylabel(y)
+    grid.tight_layout()
 
 
 def close(figure: Figure) -> None:

@@ -21,7 +21,7 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from ldpsample.experiments.real_data_tables import _generic
-from ldpsample.plotting import epsilon_text
+from ldpsample.plotting import epsilon_text, label_axes
 
 __all__ = [
     "METHOD_LABELS",
@@ -84,7 +84,7 @@ def plot_movielens_epsilon(max_tv: pl.DataFrame, max_kl: pl.DataFrame, *, epsilo
         height=3.4,
         aspect=1.25,
     )
-    grid.set_axis_labels("age group", "max over users of D(p, p̂)")
+    label_axes(grid, "age group", r"max over users of $D(p, \hat{p})$")
     grid.set_titles(f"{_epsilon_panel(float(epsilon))} — {{col_name}}")
     return grid.figure
 
@@ -157,7 +157,7 @@ def plot_avazu_attribute(max_tv: pl.DataFrame, *, attribute: str) -> Figure:
         height=height,
         aspect=width / height,
     )
-    grid.set_axis_labels(f"{attribute} subcategory", "max over devices of TV(p, p̂)")
+    label_axes(grid, f"{attribute} subcategory", r"max over devices of $TV(p, \hat{p})$")
     grid.set_titles(f"{attribute}, {{col_name}}")
     show_labels = len(subcategories) <= 80
     for ax in grid.axes.flat:

@@ -33,7 +33,7 @@ import seaborn as sns
 from matplotlib.colors import PowerNorm
 from matplotlib.figure import Figure
 
-from ldpsample.plotting import epsilon_text
+from ldpsample.plotting import epsilon_text, label_axes
 
 __all__ = [
     "METHOD_LABELS",
@@ -106,10 +106,11 @@ def plot_ring_example(example: pl.DataFrame) -> Figure:
         palette=["0.55", "C0", "C3"],
         col="epsilon",
         col_order=col_order,
+        col_wrap=min(2, len(col_order)),
         kind="line",
         drawstyle="steps-mid",
-        height=3.0,
-        aspect=1.3,
+        height=3.4,
+        aspect=1.35,
     )
     for eps, ax in zip(epsilons, grid.axes.flat, strict=False):
         rows = example.filter(pl.col("epsilon") == eps).sort("point")
@@ -122,15 +123,19 @@ def plot_ring_example(example: pl.DataFrame) -> Figure:
             color="C2",
             alpha=0.2,
             lw=0,
-            label="[μ, e^ε μ]",
+            label=r"$[\mu, e^\varepsilon \mu]$",
         )
         ax.set_title(
-            f"ε = {epsilon_text(eps)}: W(P, WPM) = {rows['w_wpm'][0]:.4f}, "
+            f"ε = {epsilon_text(eps)}\nW(P, WPM) = {rows['w_wpm'][0]:.4f}, "
             f"W(P, KPM) = {rows['w_kpm'][0]:.4f}",
-            fontsize=9,
+            fontsize=10,
         )
-    grid.set_axis_labels("position on the ring", "probability")
+    label_axes(grid, "position on the ring", "probability")
     return grid.figure
+
+
+_COST = "$W(P, Q_t)$"
+_GAP = "$W(P, Q_t)$ − exact LP value"
 
 
 def plot_ring_convergence(convergence: pl.DataFrame) -> Figure:
@@ -152,11 +157,7 @@ def plot_ring_convergence(convergence: pl.DataFrame) -> Figure:
         index=["η", "eta", "iteration", "input"],
         variable_name="quantity",
         value_name="value",
-    ).with_columns(
-        pl.col("quantity").replace_strict(
-            {"cost": "W(P, Q_t)", "gap": "W(P, Q_t) − exact LP value"}
-        )
-    )
+    ).with_columns(pl.col("quantity").replace_strict({"cost": _COST, "gap": _GAP}))
     etas = sorted(convergence["eta"].unique().to_list(), reverse=True)
     hue_order = [f"η = {epsilon_text(e)}" for e in etas]
     grid = sns.relplot(
@@ -167,7 +168,7 @@ def plot_ring_convergence(convergence: pl.DataFrame) -> Figure:
         hue_order=hue_order,
         palette="viridis",
         row="quantity",
-        row_order=["W(P, Q_t)", "W(P, Q_t) − exact LP value"],
+        row_order=[_COST, _GAP],
         col="input",
         kind="line",
         facet_kws={"sharey": False, "margin_titles": True},
@@ -188,8 +189,11 @@ def plot_ring_convergence(convergence: pl.DataFrame) -> Figure:
         bottom = grid.axes[1, j]
         bottom.set_xscale("log")
         bottom.set_yscale("log")
-    grid.set_titles(row_template="{row_name}", col_template="input {col_name}")
-    grid.set_axis_labels("iteration t", "")
+    grid.set_titles(row_template="", col_template="input {col_name}")
+    for row, label in enumerate((_COST, _GAP)):
+        for ax in grid.axes[row]:
+            ax.set_xlabel("iteration $t$")
+            ax.set_ylabel(label)
     if exact_line is not None:
         grid.axes[0, 0].legend(handles=[exact_line], loc="upper right", fontsize=8)
     return grid.figure
