@@ -138,8 +138,9 @@ def main() -> None:
     src, parquet = work / "train.gz", work / "train.parquet"
     histograms = work / "events_histograms.parquet"
     table = []
-    if not parquet.exists():
+    if not src.exists() and not parquet.exists():
         table.append(("generate", *run("generate", src=str(src), rows=rows, seed=args.seed)))
+    if not parquet.exists():
         table.append(("convert", *run("convert", src=str(src), parquet=str(parquet))))
     first = run("events histograms", parquet=str(parquet), histograms=str(histograms))
     table.append(("events histograms (9 attributes, one scan)", *first))

@@ -13,7 +13,14 @@ import shutil
 import numpy as np
 import polars as pl
 import pytest
-from _workflow import SHARED_DATA, copy_workflow, result_files, snakemake, write_config
+from _workflow import (
+    SHARED_DATA,
+    copy_workflow,
+    planned_jobs,
+    result_files,
+    snakemake,
+    write_config,
+)
 
 from ldpsample import kl_divergence, minimax_kernel, randomized_response, tv_distance
 
@@ -398,3 +405,17 @@ def test_events_movielens_100k_from_shared_data(tmp_path):
     assert (wide["8.0"] < wide["1.0"]).all()
     audit = pl.read_csv(base / "audit.csv")
     assert (audit["realized_epsilon"] <= audit["epsilon"] * (1 + 1e-9)).all()
+
+
+def test_events_report_and_default_config(workdir):
+    """The report holds the events tables and figures with their captions; the default config
+    (events: {}) plans no events job."""
+    name = "small-parquet"
+    config = write_config(
+        workdir, name, {**OTHERS_OFF, "events": {name: entry("data/events.parquet")}}
+    )
+    snakemake(workdir, "-c1", "--configfile", config)  # up to date or completes the run
+    snakemake(workdir, "--configfile", config, "--report", "report.zip")
+    assert (workdir / "report.zip").stat().st_size > 0
+    jobs = planned_jobs(workdir, "-c1")
+    assert not [rule for rule in jobs if rule.startswith("events")], jobs
