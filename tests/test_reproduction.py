@@ -185,6 +185,22 @@ def test_avazu_without_cases_is_not_run(results: Path) -> None:
         )
 
 
+def test_arxiv_fig4_reads_the_youngest_group(results: Path) -> None:
+    folder = results / "movielens" / "prior~ml-1m_weight~count"
+    folder.mkdir(parents=True)
+    pl.DataFrame(
+        {
+            "epsilon": [4.0, 4.0, 4.0, 4.0],
+            "group": ["0-24", "0-24", "25-34", "25-34"],
+            "method": ["minimax", "mollifier_tv"] * 2,
+            "max_tv": [0.25, 0.615, 0.9, 0.1],
+            "n_users": [715, 715, 941, 941],
+        }
+    ).write_csv(folder / "max_tv.csv")
+    row = _table(results, {**ALL_ON, "movielens_ml1m": True})["arxiv_fig4_18_24"]
+    assert row["verdict"] == "reproduced" and row["run_value"] == "RM-TV 0.615 vs minimax 0.250"
+
+
 def test_helpers() -> None:
     assert (
         within(0.0376, 0.03, 0.01) and not within(0.05, 0.03, 0.01) and not within(math.nan, 0, 1)
