@@ -200,7 +200,7 @@ def test_events_outputs_and_values(workdir, suffix):
     for attribute in ("country", "device"):
         assert (base / f"figures/{attribute}.png").stat().st_size > 0
     summary = pl.read_csv(base / "summary.csv")
-    assert set(summary["divergence"]) == {"tv", "kl"}
+    assert set(summary["divergence"]) == {"tv", "kl", "tv+kl"}
     assert not (base / "work/attribute~country/per_user.parquet").exists()  # temp part removed
 
 
