@@ -127,7 +127,7 @@ def run_data_notes(
         ml100k = fraction_from_log(text, "ml-100k")
         parts = [
             "ML-1M " + (partial_note(*ml1m, "ratings") if ml1m else "full"),
-            "ML-100K prior " + (partial_note(*ml100k, "ratings") if ml100k else "full"),
+            "ML-100K " + (partial_note(*ml100k, "ratings") if ml100k else "full"),
         ]
         notes["movielens"] = "; ".join(parts)
     else:
