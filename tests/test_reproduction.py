@@ -222,10 +222,7 @@ def test_data_notes_from_the_run(tmp_path: Path) -> None:
     stats = tmp_path / "train.json"
     stats.write_text(json.dumps({"rows": 10000, "partial": True}))
     notes = run_data_notes(movielens_log=log, avazu_stats=stats, wpm_gowalla="derived")
-    assert (
-        notes["movielens"]
-        == "ML-1M partial (487,650/1,000,209 ratings, 48.8 %); ML-100K full"
-    )
+    assert notes["movielens"] == "ML-1M partial (487,650/1,000,209 ratings, 48.8 %); ML-100K full"
     assert notes["avazu"] == "partial (10,000/40,428,967 rows, 0.0247 %)"
     assert notes["wpm_gowalla"] == "derived"
     assert run_data_notes(avazu_source="synthetic")["avazu"].startswith("generated")
