@@ -20,6 +20,10 @@ audit = pl.concat([pl.read_parquet(p) for p in snakemake.input.audit]).sort(
     "attribute", "subcategory", "epsilon", "kernel"
 )
 tables.check_audit(audit)
+subcategories = pl.concat([pl.read_parquet(p) for p in snakemake.input.subcategories]).sort(
+    "attribute", "status", "subcategory"
+)
+write_csv(subcategories, snakemake.output.subcategories)
 max_tv, max_kl = tables.max_table(per_user, "tv"), tables.max_table(per_user, "kl")
 write_parquet(per_user, snakemake.output.per_user)
 write_csv(max_tv, snakemake.output.max_tv)

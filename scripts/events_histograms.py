@@ -1,11 +1,10 @@
-"""Events dataset: one scan of the table for every attribute -> kept users' histograms per
-subcategory, the subcategory table (kept/skipped and why) and a public table's priors
-(ldpsample.events.build_event_histograms)."""
+"""Events dataset, one attribute: kept users' histograms per subcategory, the subcategory table
+(kept/skipped and why) and a public table's priors (ldpsample.events.build_event_histograms)."""
 
 from typing import TYPE_CHECKING
 
 from ldpsample.events import build_event_histograms
-from ldpsample.io import write_csv, write_parquet
+from ldpsample.io import write_parquet
 from ldpsample.scripting import start
 
 if TYPE_CHECKING:
@@ -20,5 +19,5 @@ except (OSError, ValueError) as exc:
     raise
 write_parquet(result.histograms, snakemake.output.histograms)
 write_parquet(result.priors, snakemake.output.priors)
-write_csv(result.subcategories, snakemake.output.subcategories)
+write_parquet(result.subcategories, snakemake.output.subcategories)
 log.info("table stats %s; %d histogram rows", result.stats, result.histograms.height)
