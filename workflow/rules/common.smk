@@ -305,10 +305,16 @@ def get_download_source(dataset):
 # results/movielens/prior~<prior_source>_weight~<weight>/, so every variant keeps its results.
 
 
-def get_movielens_variant():
-    """Folder of the configured variant: prior~<prior_source>_weight~<weight>."""
+def get_movielens_variants():
+    """Folders of the configured variants, prior~<prior_source>_weight~<weight>, one per
+    combination of the listed values (each key takes one value or a list)."""
     ml = config["movielens"]
-    return f"prior~{ml['prior_source']}_weight~{ml['weight']}"
+    listed = lambda value: value if isinstance(value, list) else [value]
+    return [
+        f"prior~{prior}_weight~{weight}"
+        for prior in listed(ml["prior_source"])
+        for weight in listed(ml["weight"])
+    ]
 
 
 def get_movielens_epsilons():
@@ -329,15 +335,18 @@ def get_movielens_outputs():
     """Final targets of the MovieLens experiment (configured variant), if enabled."""
     if not is_enabled("movielens"):
         return []
-    base = f"results/movielens/{get_movielens_variant()}"
-    return [
-        f"{base}/max_tv.csv",
-        f"{base}/max_kl.csv",
-        f"{base}/per_user.parquet",
-        f"{base}/summary.csv",
-        f"{base}/figures/all_epsilons.png",
-        *expand(f"{base}/figures/eps~{{eps}}.png", eps=get_movielens_epsilons()),
-    ]
+    outputs = []
+    for variant in get_movielens_variants():
+        base = f"results/movielens/{variant}"
+        outputs += [
+            f"{base}/max_tv.csv",
+            f"{base}/max_kl.csv",
+            f"{base}/per_user.parquet",
+            f"{base}/summary.csv",
+            f"{base}/figures/all_epsilons.png",
+            *expand(f"{base}/figures/eps~{{eps}}.png", eps=get_movielens_epsilons()),
+        ]
+    return outputs
 
 
 # ---- Avazu helpers (issue 4) ---------------------------------------------------------------

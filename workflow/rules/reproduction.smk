@@ -32,10 +32,10 @@ rule reproduction:
         not_run=get_reproduction_not_run(),
         context={
             "avazu_folder": "avazu",
-            "movielens_variant": get_movielens_variant(),
+            "movielens_variant": get_reproduction_movielens_variant(),
             "ring_n": config["wpm"]["ring"]["n"],
         },
-        movielens_log=f"logs/movielens_data/{get_movielens_variant()}.log",
+        movielens_log=f"logs/movielens_data/{get_reproduction_movielens_variant()}.log",
         avazu_source=config["avazu"]["source"],
         wpm_gowalla_data=get_reproduction_wpm_gowalla_data(),
     script:
