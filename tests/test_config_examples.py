@@ -36,3 +36,13 @@ def test_example_plans_its_jobs(tmp_path, example):
     jobs = planned_jobs(workdir, *args)
     for rule, count in EXPECTED[example.name].items():
         assert jobs.get(rule) == count, (rule, jobs)
+
+
+@pytest.mark.workflow
+@pytest.mark.skipif(not (SHARED_DATA / "ml-1m").is_dir(), reason=f"no shared data in {SHARED_DATA}")
+def test_paper_config_runs_both_movielens_variants(tmp_path):
+    workdir = copy_workflow(tmp_path / "clone")
+    args = ["--configfile", "config/paper.yaml", "--config", f"data_dir={SHARED_DATA}"]
+    jobs = planned_jobs(workdir, *args)
+    assert jobs["movielens_data"] == 2 and jobs["movielens_aggregate"] == 2
+    assert jobs["reproduction"] == 1
