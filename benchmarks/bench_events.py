@@ -5,16 +5,17 @@ Steps, each in its own process so that its peak resident memory (``ru_maxrss``) 
 
 1. ``generate`` + ``convert``: an Avazu-shaped ``train.gz`` (:func:`generate_avazu_like`) converted
    once to parquet (:func:`convert_avazu_to_parquet`), as the pipeline's cached Avazu parquet;
-2. ``events histograms``: :func:`ldpsample.events.build_event_histograms` with the published
-   Avazu settings as events keys, all 9 attributes in one scan (the ``events_histograms`` job);
+2. ``events histograms <attr>``: :func:`ldpsample.events.build_event_histograms` with the
+   published Avazu settings as events keys, one attribute per job (the ``events_histograms``
+   jobs; ``--one-job`` runs all 9 attributes in one, for comparison);
 3. ``events metrics <attr>``: :func:`ldpsample.events.evaluate_attribute` per attribute, every ε
    in-process, minimax and mollifier_tv, with the release and the kernel audit
    (the ``events_metrics`` jobs);
 4. with ``--compare``: the current Avazu path on the same parquet (``build_avazu_histograms``
    per attribute, ``avazu_per_user`` per (attribute, ε)).
 
-The stage's wall time on 2 cores is estimated as max(longest job, total / 2) after the
-histogram job (the metrics jobs are independent).
+The stage's wall time on 2 cores is estimated as max(longest job, total / 2) for the histogram
+jobs plus the same for the metrics jobs (the jobs of a step are independent).
 
 Run: ``.venv/bin/python benchmarks/bench_events.py [--rows 4000000] [--full] [--compare]``
 (``--full`` uses the official size, 40,428,967 rows). Files go to ``--workdir``
@@ -68,7 +69,10 @@ def _step(kind: str, args: dict[str, Any], queue: Any) -> None:
         from ldpsample.events import build_event_histograms
         from ldpsample.io import write_parquet
 
-        result = build_event_histograms(args["parquet"], key="events.avazu", **EVENTS_AVAZU)
+        options = dict(EVENTS_AVAZU)
+        if args.get("attribute"):
+            options["attributes"] = [args["attribute"]]
+        result = build_event_histograms(args["parquet"], key="events.avazu", **options)
         write_parquet(result.histograms, args["histograms"])
         kept = (result.subcategories["status"] == "kept").sum()
         info = f"{kept} kept subcategories, {result.histograms.height:,} rows"
@@ -83,8 +87,15 @@ def _step(kind: str, args: dict[str, Any], queue: Any) -> None:
             .collect()
         )
         result = evaluate_attribute(
-            hist, None, name="avazu", attribute=args["attribute"], prior="user_mean",
-            epsilons=EPSILONS, methods=["minimax", "mollifier_tv"], release=True, seed=2025,
+            hist,
+            None,
+            name="avazu",
+            attribute=args["attribute"],
+            prior="user_mean",
+            epsilons=EPSILONS,
+            methods=["minimax", "mollifier_tv"],
+            release=True,
+            seed=2025,
         )
         info = f"{result.per_user.height:,} per-user rows, {result.audit.height} kernels audited"
     elif kind == "avazu histograms":
@@ -130,6 +141,9 @@ def main() -> None:
     parser.add_argument("--compare", action="store_true", help="also time the current Avazu path")
     parser.add_argument("--workdir", type=Path, default=Path("benchmarks/results/events"))
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument(
+        "--one-job", action="store_true", help="all attributes in one histogram job"
+    )
     parser.add_argument("--seed", type=int, default=2025)
     args = parser.parse_args()
     rows = OFFICIAL_ROWS if args.full else args.rows
@@ -142,19 +156,36 @@ def main() -> None:
         table.append(("generate", *run("generate", src=str(src), rows=rows, seed=args.seed)))
     if not parquet.exists():
         table.append(("convert", *run("convert", src=str(src), parquet=str(parquet))))
-    first = run("events histograms", parquet=str(parquet), histograms=str(histograms))
-    table.append(("events histograms (9 attributes, one scan)", *first))
-    jobs = []
+    hist_jobs, jobs = [], []
+    if args.one_job:
+        first = run("events histograms", parquet=str(parquet), histograms=str(histograms))
+        table.append(("events histograms (9 attributes, one job)", *first))
+        hist_jobs.append(first[0])
     for attribute in ATTRIBUTES:
-        result = run("events metrics", histograms=str(histograms), attribute=attribute)
+        out = work / f"events_histograms_{attribute}.parquet"
+        if not args.one_job:
+            result = run(
+                "events histograms", parquet=str(parquet), histograms=str(out), attribute=attribute
+            )
+            table.append((f"events histograms {attribute}", *result))
+            hist_jobs.append(result[0])
+        result = run(
+            "events metrics",
+            histograms=str(histograms if args.one_job else out),
+            attribute=attribute,
+        )
         table.append((f"events metrics {attribute} ({len(EPSILONS)} ε + release + audit)", *result))
         jobs.append(result[0])
-    summary = [("events stage, est. wall on 2 cores", _wall(first[0], jobs), 0.0, "")]
+    summary = [
+        ("events stage, est. wall on 2 cores", _wall(0.0, hist_jobs) + _wall(0.0, jobs), 0.0, "")
+    ]
     if args.compare:
         old_h, old_m = [], []
         for attribute in ATTRIBUTES:
             out = work / f"avazu_{attribute}.parquet"
-            result = run("avazu histograms", parquet=str(parquet), attribute=attribute, out=str(out))
+            result = run(
+                "avazu histograms", parquet=str(parquet), attribute=attribute, out=str(out)
+            )
             table.append((f"avazu histograms {attribute}", *result))
             old_h.append(result[0])
             result = run("avazu metrics", out=str(out))
@@ -163,7 +194,9 @@ def main() -> None:
         summary.append(
             ("avazu stage, est. wall on 2 cores", _wall(0.0, old_h) + _wall(0.0, old_m), 0.0, "")
         )
-    print(f"\n{rows:,} rows; {platform.processor() or platform.machine()}, {os.cpu_count()} cores\n")
+    print(
+        f"\n{rows:,} rows; {platform.processor() or platform.machine()}, {os.cpu_count()} cores\n"
+    )
     print("| step | seconds | peak MiB | notes |\n|---|---:|---:|---|")
     for name, seconds, peak, info in table + summary:
         print(f"| {name} | {seconds:,.1f} | {peak:,.0f} | {info} |")
