@@ -159,9 +159,9 @@ def _damaged_copy(root: Path, name: str, data: bytes, removed: tuple[str, ...]) 
         (data_dir / folder).mkdir(parents=True)
         for src in (SHARED_DATA / folder).iterdir():
             relative = f"{folder}/{src.name}"
-            if src.is_file() and relative not in removed and relative != name:
-                if not (folder == "gowalla" and src.name.startswith("loc-")):
-                    os.symlink(src, data_dir / relative)
+            keep = src.is_file() and relative not in removed and relative != name
+            if keep and not (folder == "gowalla" and src.name.startswith("loc-")):
+                os.symlink(src, data_dir / relative)
     (data_dir / name).write_bytes(data)
     return data_dir
 

@@ -343,6 +343,7 @@ def test_another_variant_gets_its_own_folder(shared_run):
         "movielens_aggregate": 1,
         "movielens_figure": len(ML_EPSILONS),
         "movielens_overview_figure": 1,
+        "reproduction": 1,
     }
 
 

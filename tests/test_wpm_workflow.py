@@ -83,6 +83,7 @@ def wpm_run(tmp_path_factory):
 def test_only_the_wpm_stages_ran(wpm_run):
     workdir, _ = wpm_run
     assert sorted(p.name for p in (workdir / "results").iterdir()) == [
+        "reproduction.csv",
         "wpm_gowalla",
         "wpm_movielens",
         "wpm_ring",
@@ -229,6 +230,7 @@ def test_adding_an_epsilon_runs_only_the_new_jobs(wpm_run):
         "wpm_gowalla_w1": 1,
         "wpm_gowalla_combine": 1,
         "wpm_gowalla_figure": 1,
+        "reproduction": 1,
     }
 
 
@@ -248,10 +250,11 @@ def test_auto_toggles_and_the_snap_source(tmp_path):
     _need_data()
     workdir = copy_workflow(tmp_path / "auto")
     auto = only(wpm_movielens="auto", wpm_gowalla="auto")
+    (tmp_path / "nothing").mkdir()
     empty = write_config(
         workdir, "empty", {"experiments": auto, "data_dir": str(tmp_path / "nothing")}
     )
-    assert planned_jobs(workdir, "--configfile", empty) == {"all": 1}
+    assert planned_jobs(workdir, "--configfile", empty) == {"all": 1, "reproduction": 1}
     small = {"wpm": {**SMALL["wpm"], "gowalla": {**GOWALLA, "source": "snap"}}}
     shared = write_config(
         workdir, "shared", {**small, "experiments": auto, "data_dir": str(SHARED_DATA)}
@@ -268,6 +271,7 @@ def test_auto_toggles_and_the_snap_source(tmp_path):
 
 def test_missing_derived_file_fails_naming_the_key(tmp_path):
     workdir = copy_workflow(tmp_path / "missing")
+    (tmp_path / "nothing").mkdir()
     alt = write_config(
         workdir,
         "missing",

@@ -1,0 +1,31 @@
+"""Lint and format: snakemake --lint, snakefmt, ruff check and ruff format. Not marked
+``workflow``, so ``-m "not workflow"`` still lints (snakemake --lint only parses the workflow)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from _workflow import ROOT
+
+
+def test_lint_and_format_are_clean():
+    lint = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--lint"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert lint.returncode == 0 and "Lints for" not in lint.stdout + lint.stderr, lint.stdout
+    fmt = subprocess.run(
+        [sys.executable, "-m", "snakefmt", "--check", "."], cwd=ROOT, capture_output=True, text=True
+    )
+    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+    ruff = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "."], cwd=ROOT, capture_output=True, text=True
+    )
+    assert ruff.returncode == 0, ruff.stdout
+    ruff_fmt = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "."],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert ruff_fmt.returncode == 0, ruff_fmt.stdout
