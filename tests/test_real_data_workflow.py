@@ -435,7 +435,7 @@ def test_paper_config_builds_a_dag_on_the_shared_data(tmp_path):
     jobs = planned_jobs(
         workdir, "--configfile", "config/paper.yaml", "--config", f"data_dir={SHARED_DATA}"
     )
-    assert jobs["movielens_data"] == 1 and jobs["movielens_metrics"] == 8
+    assert jobs["movielens_data"] == 2 and jobs["movielens_metrics"] == 16  # both priors
     assert jobs["avazu_convert"] == 1 and jobs["avazu_histograms"] == 9
     assert jobs["avazu_metrics"] == 27 and jobs["avazu_figure"] == 9
     assert "avazu_generate" not in jobs and "download_dataset" not in jobs
