@@ -7,14 +7,13 @@ check any mechanism independently of how it was built.
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from ldpsample._types import FloatArray
 from ldpsample._validation import check_distribution, check_distributions, check_epsilon
 from ldpsample.divergences import DivergenceLike, point_mass_divergence
 
 __all__ = ["check_kernel", "preserves_prior", "realized_epsilon", "worst_case_divergence"]
-
-FloatArray = NDArray[np.float64]
 
 
 def _as_kernel(K: ArrayLike) -> FloatArray:

@@ -16,13 +16,12 @@ import math
 import numbers
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
+from ldpsample._types import FloatArray
 from ldpsample._validation import check_distributions, check_epsilon
 
 __all__ = ["linear_minimax", "nonlinear_minimax", "randomized_response"]
-
-FloatArray = NDArray[np.float64]
 
 
 def _check_n(n: object) -> int:

@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 from scipy.special import kl_div, xlogy
+
+from ldpsample._types import FloatArray
 
 __all__ = [
     "CHI2",
@@ -43,8 +45,6 @@ __all__ = [
     "point_mass_divergence",
     "tv_distance",
 ]
-
-FloatArray = NDArray[np.float64]
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from ldpsample._types import FloatArray
 from ldpsample._validation import check_epsilon, check_rng
 from ldpsample.datasets.gowalla import CHECKIN_SCHEMA, read_gowalla_derived, read_gowalla_snap
 from ldpsample.sampling import sample_categorical
@@ -61,8 +62,6 @@ __all__ = [
     "read_gowalla_derived",
     "read_gowalla_snap",
 ]
-
-FloatArray = NDArray[np.float64]
 
 #: (lat_min, lat_max, lon_min, lon_max) of the Austin box, inclusive.
 AUSTIN_BBOX: tuple[float, float, float, float] = (30.1, 30.55, -97.95, -97.55)

@@ -50,6 +50,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from ldpsample._progress import progress as _progress
+from ldpsample._types import FloatArray
 from ldpsample._validation import check_epsilon, check_rng
 from ldpsample.datasets.movielens import read_ml100k
 from ldpsample.wasserstein import (
@@ -70,8 +71,6 @@ __all__ = [
     "prepare_movielens",
     "read_movielens_100k",
 ]
-
-FloatArray = NDArray[np.float64]
 
 #: Columns of the validation table (one row per ε, method and candidate scale).
 VALIDATION_SCHEMA: dict[str, pl.DataType] = {

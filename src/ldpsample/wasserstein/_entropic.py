@@ -13,7 +13,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ldpsample.wasserstein._common import FloatArray, log_clip_normalise
+from ldpsample._types import FloatArray
+from ldpsample.wasserstein._common import log_clip_normalise
 
 #: Above this ``(max C - min C) / η`` (per row) the entropic solver works in the log domain: the
 #: Gibbs kernel would hold values below e^-400 and its scalings (up to ~e^400) would approach

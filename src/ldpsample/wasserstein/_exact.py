@@ -13,7 +13,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from ldpsample.wasserstein._common import FloatArray
+from ldpsample._types import FloatArray
 
 
 def have_pot() -> bool:

@@ -29,8 +29,9 @@ from numpy.typing import ArrayLike
 from scipy import sparse
 from scipy.optimize import linprog
 
+from ldpsample._types import FloatArray
 from ldpsample._validation import check_epsilon
-from ldpsample.wasserstein._common import FloatArray, check_base_measure, check_cost
+from ldpsample.wasserstein._common import check_base_measure, check_cost
 
 __all__ = [
     "BaseMeasureResult",

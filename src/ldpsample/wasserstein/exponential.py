@@ -22,9 +22,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ldpsample._types import FloatArray
 from ldpsample._validation import check_epsilon
 from ldpsample.sampling import sample_categorical
-from ldpsample.wasserstein._common import FloatArray, check_cost, check_inputs
+from ldpsample.wasserstein._common import check_cost, check_inputs
 
 __all__ = ["exponential_mechanism", "exponential_sensitivity", "sample_outputs"]
 

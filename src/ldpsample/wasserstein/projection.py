@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ldpsample._types import FloatArray
 from ldpsample._validation import check_epsilon
 from ldpsample.wasserstein._common import (
-    FloatArray,
     _clip_normalise,
     check_base_measure,
     check_cost,
