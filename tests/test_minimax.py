@@ -435,3 +435,53 @@ def test_apply_small_and_huge_epsilon_at_n_4000(epsilon: float) -> None:
     np.testing.assert_allclose(out, P @ kernel.dense(), rtol=0, atol=1e-13)
     np.testing.assert_allclose(out.sum(axis=1), 1.0, rtol=0, atol=1e-12)
     np.testing.assert_allclose(apply_minimax(P[2], kernel), out[2], rtol=0, atol=0)  # 1-D input
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2, 3])
+def test_results_do_not_depend_on_threads(monkeypatch: pytest.MonkeyPatch, threads) -> None:
+    """``threads`` (issue 13: a cluster allocation passed down) changes no bit of any result."""
+    import ldpsample.minimax as minimax_module
+
+    rng = np.random.default_rng(13)
+    n = 300
+    q = rng.dirichlet(np.ones(n))
+    P = rng.dirichlet(np.ones(n), size=50)
+    kernel = minimax_coefficients(q, epsilon=1.3)
+    expected_apply = apply_minimax(P, kernel, threads=1)
+    expected_dense = kernel.dense(threads=1)
+    monkeypatch.setattr(minimax_module, "_BLOCK_ENTRIES", 4 * n)  # several blocks
+    monkeypatch.setattr(minimax_module, "_APPLY_THREADED_ENTRIES", 1)
+    monkeypatch.setattr(minimax_module, "_DENSE_THREADED_ENTRIES", 1)
+    np.testing.assert_array_equal(apply_minimax(P, kernel, threads=threads), expected_apply)
+    np.testing.assert_array_equal(kernel.apply(P, threads=threads), expected_apply)
+    np.testing.assert_array_equal(kernel.dense(threads=threads), expected_dense)
+    np.testing.assert_array_equal(minimax_kernel(q, epsilon=1.3, threads=threads), expected_dense)
+
+
+def test_threads_one_starts_no_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ldpsample._threads as threads_module
+    import ldpsample.minimax as minimax_module
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("threads=1 must not start a thread pool")
+
+    monkeypatch.setattr(threads_module, "ThreadPoolExecutor", no_pool)
+    monkeypatch.setattr(minimax_module, "_APPLY_THREADED_ENTRIES", 1)
+    monkeypatch.setattr(minimax_module, "_DENSE_THREADED_ENTRIES", 1)
+    monkeypatch.setattr(minimax_module, "_BLOCK_ENTRIES", 64)
+    q = np.full(20, 0.05)
+    P = np.tile(q, (30, 1))
+    kernel = minimax_coefficients(q, epsilon=1.0)
+    np.testing.assert_allclose(apply_minimax(P, kernel, threads=1), P, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(kernel.dense(threads=1).sum(axis=1), 1.0, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize(
+    ("threads", "error"), [(0, ValueError), (-2, ValueError), (1.5, TypeError), (True, TypeError)]
+)
+def test_invalid_threads(threads: object, error: type[Exception]) -> None:
+    q = np.array([0.25, 0.75])
+    with pytest.raises(error, match="threads"):
+        apply_minimax(q, q, epsilon=1.0, threads=threads)
+    with pytest.raises(error, match="threads"):
+        minimax_kernel(q, epsilon=1.0, threads=threads)

@@ -565,3 +565,27 @@ def test_constraint_violation_raises() -> None:
     P = np.array([[0.6, 0.2, 0.2], [0.1, 0.1, 0.8]])
     with pytest.raises(RuntimeError, match="constraint violation"):
         mollifier_projection(P, Q3, epsilon=1.0, solver="SCS", tol=1e-300)
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2, 3])
+def test_kl_does_not_depend_on_threads(monkeypatch: pytest.MonkeyPatch, threads) -> None:
+    """``threads`` (issue 13: a cluster allocation passed down) changes no bit of the result."""
+    rng = np.random.default_rng(13)
+    q = rng.dirichlet(np.ones(9))
+    P = rng.dirichlet(np.full(9, 0.4), size=300)
+    P[::7] = np.eye(9)[rng.integers(0, 9, size=P[::7].shape[0])]  # some degenerate rows
+    expected = relative_mollifier_kl(P, q, epsilon=0.3, threads=1)
+    monkeypatch.setattr(mollifier_module, "_CHUNK_ELEMENTS", 90)  # 10 rows per chunk
+    monkeypatch.setattr(mollifier_module, "_THREADED_ELEMENTS", 1)
+    np.testing.assert_array_equal(
+        relative_mollifier_kl(P, q, epsilon=0.3, threads=threads), expected
+    )
+
+
+@pytest.mark.parametrize(
+    ("threads", "error"), [(0, ValueError), (2.0, TypeError), (False, TypeError)]
+)
+def test_kl_invalid_threads(threads: object, error: type[Exception]) -> None:
+    q = np.array([0.25, 0.75])
+    with pytest.raises(error, match="threads"):
+        relative_mollifier_kl(q, q, epsilon=1.0, threads=threads)

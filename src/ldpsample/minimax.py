@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ldpsample._threads import check_threads, run_split, worker_count
 from ldpsample._validation import check_distribution, check_distributions, check_epsilon
 from ldpsample.divergences import DivergenceLike, point_mass_divergence
 
@@ -125,8 +124,22 @@ class MinimaxKernel:
         """``diag(K)`` in the caller's order; ``1 - diagonal.min()`` is ``Γ_TV`` (Theorem 1)."""
         return self._to_caller(self.diagonal_sorted)
 
-    def dense(self) -> FloatArray:
-        """The ``(n, n)`` kernel in the caller's order (see :func:`minimax_kernel`)."""
+    def dense(self, *, threads: int | None = None) -> FloatArray:
+        """The ``(n, n)`` kernel in the caller's order (see :func:`minimax_kernel`).
+
+        Parameters
+        ----------
+        threads
+            Most threads used to fill large kernels (``n * n >= 2**20``); None (default) uses up
+            to ``min(os.cpu_count(), 8)``, 1 fills in this thread with no thread pool. The result
+            does not depend on it.
+
+        Returns
+        -------
+        numpy.ndarray
+            Row-stochastic ``(n, n)`` matrix.
+        """
+        threads = check_threads(threads)
         n = self.n
         c = self._to_caller(self.c)
         q = self._to_caller(self.q_sorted)
@@ -144,19 +157,13 @@ class MinimaxKernel:
                 np.maximum(c[start:stop, None], c, out=block)
                 np.multiply(block, q, out=K[start:stop])
 
-        workers = min(os.cpu_count() or 1, 8) if n * n >= _DENSE_THREADED_ENTRIES else 1
-        if workers == 1:
-            fill(0, n)
-        else:
-            bounds = np.linspace(0, n, workers + 1).astype(int)
-            with ThreadPoolExecutor(workers) as pool:
-                list(pool.map(fill, bounds[:-1], bounds[1:]))
+        run_split(fill, n, worker_count(threads, n, large=n * n >= _DENSE_THREADED_ENTRIES))
         np.fill_diagonal(K, self._to_caller(self.diagonal_sorted))
         return K
 
-    def apply(self, P: ArrayLike) -> FloatArray:
-        """``P @ K`` without forming ``K``; see :func:`apply_minimax`."""
-        return apply_minimax(P, self)
+    def apply(self, P: ArrayLike, *, threads: int | None = None) -> FloatArray:
+        """``P @ K`` without forming ``K``; see :func:`apply_minimax` (same ``threads``)."""
+        return apply_minimax(P, self, threads=threads)
 
 
 def _log_coefficients(q_sorted: FloatArray, epsilon: float) -> FloatArray:
@@ -221,7 +228,7 @@ def minimax_coefficients(q: ArrayLike, *, epsilon: float) -> MinimaxKernel:
     return MinimaxKernel(eps, *arrays)
 
 
-def minimax_kernel(q: ArrayLike, *, epsilon: float) -> FloatArray:
+def minimax_kernel(q: ArrayLike, *, epsilon: float, threads: int | None = None) -> FloatArray:
     """The minimax-optimal ε-LDP kernel with public prior ``q`` (Algorithm 1, closed form).
 
     ``K[i, j] = q_j c_{min(i, j)}`` for ``i != j`` and ``K[i, i] = e^ε q_i c_i`` with ``q`` sorted
@@ -241,13 +248,15 @@ def minimax_kernel(q: ArrayLike, *, epsilon: float) -> FloatArray:
         Public prior, shape ``(n,)``.
     epsilon
         Privacy parameter ε >= 0.
+    threads
+        Most threads used to fill large kernels; see :meth:`MinimaxKernel.dense`.
 
     Returns
     -------
     numpy.ndarray
         Row-stochastic ``(n, n)`` matrix.
     """
-    return minimax_coefficients(q, epsilon=epsilon).dense()
+    return minimax_coefficients(q, epsilon=epsilon).dense(threads=threads)
 
 
 def _resolve_kernel(q: ArrayLike | MinimaxKernel, epsilon: float | None) -> MinimaxKernel:
@@ -406,7 +415,11 @@ def _apply_block_t(block: FloatArray, out: FloatArray, plan: _ScanPlan, work: Fl
 
 
 def apply_minimax(
-    P: ArrayLike, q: ArrayLike | MinimaxKernel, *, epsilon: float | None = None
+    P: ArrayLike,
+    q: ArrayLike | MinimaxKernel,
+    *,
+    epsilon: float | None = None,
+    threads: int | None = None,
 ) -> FloatArray:
     """Release distributions ``P @ K`` of the minimax-optimal kernel, without forming ``K``.
 
@@ -418,7 +431,7 @@ def apply_minimax(
     combination and one scatter back (:func:`_apply_block`); there is no Python loop over items.
     O(users * n) time, exact up to rounding, and linear in each row of ``P`` (rows need only sum
     to 1 within the usual tolerance). Large inputs (``users * n >= 2**20``) split the blocks
-    over up to 8 threads (numpy releases the GIL), as :meth:`MinimaxKernel.dense` does.
+    over up to ``threads`` threads (numpy releases the GIL), as :meth:`MinimaxKernel.dense` does.
 
     Parameters
     ----------
@@ -430,6 +443,11 @@ def apply_minimax(
     epsilon
         Privacy parameter ε >= 0; required with an array ``q``; optional with a
         :class:`MinimaxKernel` (it must then equal the kernel's ε).
+    threads
+        Most threads used for large inputs: None (default) uses up to
+        ``min(os.cpu_count(), 8)``; pass the allocation's core count on a cluster node (e.g. a
+        Snakemake rule's ``threads``); 1 runs in this thread with no thread pool. The result does
+        not depend on it (the blocks are independent).
 
     Returns
     -------
@@ -439,8 +457,10 @@ def apply_minimax(
     Raises
     ------
     TypeError, ValueError
-        Invalid ``P``, ``q`` or ``epsilon``; ``P`` with a number of items different from ``q``.
+        Invalid ``P``, ``q``, ``epsilon`` or ``threads``; ``P`` with a number of items different
+        from ``q``.
     """
+    threads = check_threads(threads)
     kernel = _resolve_kernel(q, epsilon)
     n = kernel.n
     P_arr = check_distributions(P, name="P", n=n)
@@ -463,15 +483,8 @@ def apply_minimax(
                 stop = min(start + rows, users)
                 apply_block(P2[start:stop], out[start:stop], plan, work)
 
-        workers = min(os.cpu_count() or 1, 8, len(starts))
-        if users * n < _APPLY_THREADED_ENTRIES:
-            workers = 1
-        if workers == 1:
-            run(0, len(starts))
-        else:
-            bounds = np.linspace(0, len(starts), workers + 1).astype(int)
-            with ThreadPoolExecutor(workers) as pool:
-                list(pool.map(run, bounds[:-1], bounds[1:]))
+        large = users * n >= _APPLY_THREADED_ENTRIES
+        run_split(run, len(starts), worker_count(threads, len(starts), large=large))
     return out[0] if squeeze else out
 
 

@@ -44,15 +44,14 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 import warnings
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ldpsample._threads import check_threads, run_split, worker_count
 from ldpsample._validation import check_distribution, check_distributions, check_epsilon
 from ldpsample.divergences import TV, DivergenceLike, get_divergence
 
@@ -366,7 +365,9 @@ def _kl_chunk(
     return Q
 
 
-def relative_mollifier_kl(P: ArrayLike, q: ArrayLike, *, epsilon: float) -> FloatArray:
+def relative_mollifier_kl(
+    P: ArrayLike, q: ArrayLike, *, epsilon: float, threads: int | None = None
+) -> FloatArray:
     """KL projection of each user's distribution onto the relative mollifier around ``q``.
 
     Computes ``p_hat = argmin_{Q in M} KL(p || Q)`` with ``M`` the relative mollifier
@@ -405,6 +406,11 @@ def relative_mollifier_kl(P: ArrayLike, q: ArrayLike, *, epsilon: float) -> Floa
         Public prior, shape ``(n,)``.
     epsilon
         Privacy parameter ε >= 0 (keyword-only).
+    threads
+        Most threads used for large inputs (``users * n >= 2**20``): None (default) uses up to
+        ``min(os.cpu_count(), 8)``; pass the allocation's core count on a cluster node (e.g. a
+        Snakemake rule's ``threads``); 1 runs in this thread with no thread pool. The result does
+        not depend on it (the row chunks are independent).
 
     Returns
     -------
@@ -415,8 +421,10 @@ def relative_mollifier_kl(P: ArrayLike, q: ArrayLike, *, epsilon: float) -> Floa
     Raises
     ------
     TypeError, ValueError
-        For invalid ``P``, ``q`` or ``epsilon``, or ``P`` and ``q`` of different lengths.
+        For invalid ``P``, ``q``, ``epsilon`` or ``threads``, or ``P`` and ``q`` of different
+        lengths.
     """
+    threads = check_threads(threads)
     P2, q_arr, eps, was_1d = _prepare(P, q, epsilon, rescale=False)
     lower, upper = _bounds(q_arr, eps)
     q_pos = q_arr > 0
@@ -431,13 +439,8 @@ def relative_mollifier_kl(P: ArrayLike, q: ArrayLike, *, epsilon: float) -> Floa
 
     # Chunks are independent and numpy releases the GIL in its loops: large inputs split them
     # over threads (the result does not depend on the split).
-    workers = min(os.cpu_count() or 1, 8, len(starts)) if P2.size >= _THREADED_ELEMENTS else 1
-    if workers <= 1:
-        run(0, len(starts))
-    else:
-        bounds = np.linspace(0, len(starts), workers + 1).astype(int)
-        with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(run, bounds[:-1], bounds[1:]))
+    large = P2.size >= _THREADED_ELEMENTS
+    run_split(run, len(starts), worker_count(threads, len(starts), large=large))
     return _finish(out, was_1d)
 
 
