@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ldpsample._threads import check_threads, run_split, worker_count
+from ldpsample._types import FloatArray
 from ldpsample._validation import check_distribution, check_distributions, check_epsilon
 from ldpsample.divergences import DivergenceLike, point_mass_divergence
 
@@ -43,7 +44,6 @@ __all__ = [
     "minimax_risk",
 ]
 
-FloatArray = NDArray[np.float64]
 
 #: Rows of ``P`` handled per block by :func:`apply_minimax` is about this many entries / n: the
 #: block's working arrays then stay in L2 cache.

@@ -52,6 +52,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ldpsample._threads import check_threads, run_split, worker_count
+from ldpsample._types import FloatArray
 from ldpsample._validation import check_distribution, check_distributions, check_epsilon
 from ldpsample.divergences import TV, DivergenceLike, get_divergence
 
@@ -63,7 +64,6 @@ __all__ = [
     "relative_mollifier_tv",
 ]
 
-FloatArray = NDArray[np.float64]
 
 #: Entries (users x items) processed at once by the closed-form projections: keeps the working
 #: arrays (four of ``rows x n`` floats for the KL normaliser) near the CPU's L2/L3 cache while

@@ -13,10 +13,9 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ldpsample._types import FloatArray, IntArray
 from ldpsample._validation import SUM_TOLERANCE, _as_float_array, check_distributions
 from ldpsample.mollifier import _kl_chunk
-
-FloatArray = NDArray[np.float64]
 
 #: Rows handled at once by the clip-normaliser (bounds its memory at ~10 arrays of CHUNK x 2m).
 _CHUNK = 4096
@@ -236,7 +235,7 @@ def _search(log_a: FloatArray, lower: FloatArray, upper: FloatArray) -> FloatArr
     keys = np.sort(np.concatenate([log_l - log_a, log_u - log_a], axis=1), axis=1)
     r = np.arange(rows)
 
-    def h(t: FloatArray, idx: NDArray[np.int64]) -> FloatArray:
+    def h(t: FloatArray, idx: IntArray) -> FloatArray:
         with np.errstate(over="ignore"):
             return np.clip(np.exp(t[:, None] + log_a[idx]), lower, upper).sum(axis=1)
 
