@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 from _workflow import SHARED_DATA
 
+from ldpsample.datasets.movielens import read_ml100k
+from ldpsample.datasets.registry import locate_dataset_files
 from ldpsample.experiments.wpm_movielens import (
     BASE_MEASURES,
     base_measure_shape,
     movielens_hit_rates,
     prepare_movielens,
-    read_movielens_100k,
 )
 
 ML100K = SHARED_DATA / "ml-100k"
@@ -21,7 +22,7 @@ ML100K = SHARED_DATA / "ml-100k"
 def setup():
     if not (ML100K / "u.data").is_file():
         pytest.skip(f"ML-100K not found in {ML100K}")
-    data = read_movielens_100k(ML100K)
+    data = read_ml100k(locate_dataset_files(SHARED_DATA, "ml-100k"))
     return prepare_movielens(
         data["ratings"],
         data["movie_genres"],

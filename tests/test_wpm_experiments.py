@@ -9,13 +9,14 @@ import numpy as np
 import polars as pl
 import pytest
 
+from ldpsample.datasets.movielens import read_ml100k
+from ldpsample.datasets.registry import locate_dataset_files
 from ldpsample.experiments.wpm_gowalla import (
     MAP_SCHEMA,
     W1_SCHEMA,
     gowalla_grid,
     gowalla_maps,
     gowalla_w1,
-    kpm_uniform_scale,
     read_gowalla_derived,
     read_gowalla_snap,
 )
@@ -24,7 +25,6 @@ from ldpsample.experiments.wpm_movielens import (
     VALIDATION_SCHEMA,
     movielens_hit_rates,
     prepare_movielens,
-    read_movielens_100k,
     scale_grid,
 )
 from ldpsample.experiments.wpm_ring import (
@@ -34,7 +34,7 @@ from ldpsample.experiments.wpm_ring import (
     ring_cost,
     ring_example,
 )
-from ldpsample.wasserstein import transport_cost
+from ldpsample.wasserstein import kpm_uniform_scale, transport_cost
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 ML100K = SHARED / "ml-100k"
@@ -117,7 +117,7 @@ def test_ring_convergence_table():
 @pytest.fixture(scope="module")
 def movielens_setup():
     _need(ML100K)
-    data = read_movielens_100k(ML100K)
+    data = read_ml100k(locate_dataset_files(SHARED, "ml-100k"))
     return prepare_movielens(
         data["ratings"],
         data["movie_genres"],
@@ -182,7 +182,7 @@ def test_scale_grid_is_strictly_inside():
 
 def test_movielens_reader_reports_missing_files(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"u\.data"):
-        read_movielens_100k(tmp_path)
+        locate_dataset_files(tmp_path, "ml-100k")
 
 
 # --------------------------------------------------------------------------------------------

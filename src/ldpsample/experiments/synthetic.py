@@ -20,6 +20,8 @@ from numpy.typing import NDArray
 from ldpsample._progress import progress as _progress
 from ldpsample._validation import check_epsilon
 from ldpsample.divergences import kl_divergence, tv_distance
+from ldpsample.minimax import apply_minimax
+from ldpsample.mollifier import relative_mollifier_kl, relative_mollifier_tv
 
 __all__ = ["SCHEMA", "draw_priors", "point_mass_grid", "synthetic_values"]
 
@@ -82,9 +84,6 @@ def synthetic_values(
         Columns of :data:`SCHEMA`, methods ``minimax`` and ``mollifier``, divergences ``tv`` and
         ``kl``; ``runs * grid_size * 4`` rows sorted by run, p1, method, divergence.
     """
-    from ldpsample.minimax import apply_minimax
-    from ldpsample.mollifier import relative_mollifier_kl, relative_mollifier_tv
-
     epsilon = check_epsilon(epsilon)
     if n < 2 or runs < 1 or grid_size < 1:
         raise ValueError(f"need n >= 2, runs >= 1, grid_size >= 1; got {n=}, {runs=}, {grid_size=}")

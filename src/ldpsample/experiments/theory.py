@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 
 from ldpsample._validation import check_distribution, check_epsilon
 from ldpsample.divergences import tv_distance
+from ldpsample.minimax import apply_minimax, minimax_risk
 
 __all__ = ["example_1", "prior_with_minimum", "risk_curves"]
 
@@ -40,8 +41,6 @@ def risk_curves(
         Columns ``prior`` (``"q_min=<value>"`` or ``"uniform"``), ``q_min``, ``epsilon``,
         ``divergence``, ``risk``; sorted by prior, divergence, epsilon.
     """
-    from ldpsample.minimax import minimax_risk
-
     eps = [check_epsilon(e) for e in epsilons]
     priors = {f"q_min={q_min:g}": prior_with_minimum(q_min, n=n) for q_min in q_mins}
     priors["uniform"] = np.full(n, 1.0 / n)
@@ -72,8 +71,6 @@ def example_1(*, q: list[float], p: list[float], epsilon: float) -> pl.DataFrame
     polars.DataFrame
         Columns ``prior``, ``tv_of_p`` (TV(p, pK) for this ``p``), ``gamma_tv`` (Theorem 1).
     """
-    from ldpsample.minimax import apply_minimax, minimax_risk
-
     qa = check_distribution(q, name="q")
     pa = check_distribution(p, name="p")
     epsilon = check_epsilon(epsilon)

@@ -41,11 +41,11 @@ from ldpsample._validation import check_epsilon, check_rng
 from ldpsample.datasets.gowalla import CHECKIN_SCHEMA, read_gowalla_derived, read_gowalla_snap
 from ldpsample.sampling import sample_categorical
 from ldpsample.wasserstein import (
-    kl_projection_mechanism,
+    kpm_uniform_scale,
     optimal_uniform_base_measure,
+    release_distributions,
     transport_cost,
     uniform_base_measure,
-    wasserstein_projection,
 )
 
 __all__ = [
@@ -58,7 +58,6 @@ __all__ = [
     "gowalla_grid_from_parquet",
     "gowalla_maps",
     "gowalla_w1",
-    "kpm_uniform_scale",
     "read_gowalla_derived",
     "read_gowalla_snap",
 ]
@@ -212,14 +211,6 @@ def gowalla_grid_from_parquet(
 # --------------------------------------------------------------------------------------------
 
 
-def kpm_uniform_scale(m: int, *, epsilon: float) -> float:
-    """Scale ``c = m / (e^ε + m - 1)`` of the KPM's uniform base measure (module docstring)."""
-    eps = check_epsilon(epsilon)
-    if eps >= 700.0:
-        return math.exp(-eps) if eps < 745.0 else 0.0
-    return m / (math.exp(eps) + m - 1)
-
-
 def _target(grid: GowallaGrid, target: str) -> FloatArray:
     if target == "users":
         return grid.inputs.mean(axis=0)
@@ -234,11 +225,12 @@ def _release_distributions(grid: GowallaGrid, method: str, eps: float) -> tuple[
     m = grid.cost.shape[0]
     if method == "wpm":
         mu = optimal_uniform_base_measure(grid.cost, epsilon=eps).mu
-        return wasserstein_projection(grid.inputs, grid.cost, mu, epsilon=eps).Q, float(mu.sum())
-    if method == "kpm":
+    elif method == "kpm":
         mu = uniform_base_measure(m, min(kpm_uniform_scale(m, epsilon=eps), 1.0))
-        return kl_projection_mechanism(grid.inputs, mu, epsilon=eps), float(mu.sum())
-    raise ValueError(f"method must be 'wpm' or 'kpm', got {method!r}")
+    else:
+        raise ValueError(f"method must be 'wpm' or 'kpm', got {method!r}")
+    Q = release_distributions(grid.inputs, method=method, epsilon=eps, cost=grid.cost, mu=mu)
+    return Q, float(mu.sum())
 
 
 def gowalla_w1(

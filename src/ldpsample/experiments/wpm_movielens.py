@@ -40,10 +40,8 @@ from a geometric grid strictly inside ``[e^{-ε}, 1]`` (both ends force the unif
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -52,13 +50,10 @@ from numpy.typing import NDArray
 from ldpsample._progress import progress as _progress
 from ldpsample._types import FloatArray
 from ldpsample._validation import check_epsilon, check_rng
-from ldpsample.datasets.movielens import read_ml100k
 from ldpsample.wasserstein import (
-    exponential_mechanism,
-    kl_projection_mechanism,
     optimal_base_measure,
+    release_distributions,
     uniform_base_measure,
-    wasserstein_projection,
 )
 
 __all__ = [
@@ -69,7 +64,6 @@ __all__ = [
     "base_measure_shape",
     "movielens_hit_rates",
     "prepare_movielens",
-    "read_movielens_100k",
 ]
 
 #: Columns of the validation table (one row per ε, method and candidate scale).
@@ -95,26 +89,6 @@ METHODS = ("wpm", "kpm_genre", "exponential")
 
 #: Shapes of the WPM's base measure (``movielens_hit_rates(base_measure=...)``).
 BASE_MEASURES = ("uniform", "kpm_genre", "popularity", "optimal")
-
-
-def read_movielens_100k(folder: str | os.PathLike[str]) -> dict[str, pl.DataFrame | list[str]]:
-    """Read the official ML-100K folder (``u.data``, ``u.item``, ``u.user``, ``u.genre``).
-
-    A thin wrapper of :func:`ldpsample.datasets.movielens.read_ml100k` (strict parsing;
-    ``u.item`` is ISO-8859-1). Returns ``ratings`` (user_id, movie_id, rating) and
-    ``movie_genres`` (movie_id, genre) among others.
-    """
-    root = Path(folder)
-    files = {
-        "ratings": root / "u.data",
-        "items": root / "u.item",
-        "users": root / "u.user",
-        "genres": root / "u.genre",
-    }
-    missing = [str(p) for p in files.values() if not p.is_file()]
-    if missing:
-        raise FileNotFoundError(f"ML-100K files not found: {', '.join(missing)}")
-    return read_ml100k(files)
 
 
 @dataclass(frozen=True)
@@ -185,7 +159,8 @@ def prepare_movielens(
     Parameters
     ----------
     ratings
-        Columns ``user_id``, ``movie_id``, ``rating`` (from :func:`read_movielens_100k`).
+        Columns ``user_id``, ``movie_id``, ``rating`` (from
+        :func:`ldpsample.datasets.movielens.read_ml100k`).
     movie_genres
         Columns ``movie_id``, ``genre`` (one row per listed genre).
     rng
@@ -339,23 +314,21 @@ def _output_distribution(
     eta: float | None,
     shape: FloatArray | None = None,
 ) -> FloatArray:
+    """Output distributions over the ``m`` output movies: the base measure of ``method`` (the
+    experiment's choice), released by :func:`ldpsample.wasserstein.release_distributions`."""
     m = setup.cost.shape[1]
     if method == "wpm":
         # shape None: the uniform base measure exactly as before the option existed.
         mu = uniform_base_measure(m, scale) if shape is None else scale * shape
-        res = wasserstein_projection(P, setup.cost, mu, epsilon=eps, method=wpm_method, eta=eta)
-        return res.Q
+        return release_distributions(
+            P, method="wpm", epsilon=eps, cost=setup.cost, mu=mu, wpm_method=wpm_method, eta=eta
+        )
     if method == "kpm_genre":
         mu = uniform_base_measure(len(setup.genres), scale)
-        Qg = kl_projection_mechanism(_genre_distribution(setup, P), mu, epsilon=eps)
+        Qg = release_distributions(_genre_distribution(setup, P), method="kpm", epsilon=eps, mu=mu)
         return Qg @ _genre_to_movies(setup)
-    if method == "exponential":
-        return exponential_mechanism(P, setup.cost, epsilon=eps)
-    if method == "nonprivate":
-        nearest = setup.cost.argmin(axis=1)
-        Q = np.zeros((P.shape[0], m))
-        np.add.at(Q.T, nearest, P.T)
-        return Q
+    if method in ("exponential", "nonprivate"):
+        return release_distributions(P, method=method, epsilon=eps, cost=setup.cost)
     raise ValueError(f"unknown method {method!r}; known: {(*METHODS, 'nonprivate')}")
 
 

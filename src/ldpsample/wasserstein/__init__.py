@@ -18,6 +18,8 @@ output lies in ``M_ε(μ)``, so the release is ε-LDP. Contents:
 * :func:`exponential_mechanism`, :func:`exponential_sensitivity` -- exponential-mechanism
   baseline; :func:`sample_outputs` -- one release per input; :func:`transport_cost` -- exact
   ``W_r^r`` between distributions, for evaluation.
+* :func:`release_distributions` -- any of the above by name (``MECHANISMS``), as the experiments
+  call them; :func:`kpm_uniform_scale` -- the KPM's minimax uniform scale.
 
 Algorithms, choices and proofs: ``docs/wasserstein.md``.
 """
@@ -43,8 +45,10 @@ from ldpsample.wasserstein.projection import (
     transport_cost,
     wasserstein_projection,
 )
+from ldpsample.wasserstein.release import MECHANISMS, kpm_uniform_scale, release_distributions
 
 __all__ = [
+    "MECHANISMS",
     "BaseMeasureResult",
     "ProjectionResult",
     "clip_normalize",
@@ -52,8 +56,10 @@ __all__ = [
     "exponential_mechanism",
     "exponential_sensitivity",
     "kl_projection_mechanism",
+    "kpm_uniform_scale",
     "optimal_base_measure",
     "optimal_uniform_base_measure",
+    "release_distributions",
     "sample_outputs",
     "sinkhorn_iterates",
     "transport_cost",

@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ldpsample._types import FloatArray
-from ldpsample._validation import check_epsilon
+from ldpsample._validation import check_distributions, check_epsilon
 from ldpsample.wasserstein._common import (
     _clip_normalise,
     check_base_measure,
@@ -365,7 +365,5 @@ def transport_cost(P: ArrayLike, Q: ArrayLike, C: ArrayLike, *, solver: str = "a
 
 
 def _check_q(Q: ArrayLike, m: int) -> tuple[FloatArray, bool]:
-    from ldpsample._validation import check_distributions
-
     arr = check_distributions(Q, name="Q", n=m)
     return np.atleast_2d(arr) / np.atleast_2d(arr).sum(axis=1, keepdims=True), arr.ndim == 1
