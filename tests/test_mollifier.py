@@ -241,7 +241,7 @@ def clip_instances(draw: st.DrawFn):
 @given(clip_instances())
 def test_kl_core_matches_bisection_on_general_bounds(instance) -> None:
     P, lower, upper = instance
-    Q = mollifier_module._kl_chunk(P, lower, upper, upper > 0)
+    Q = mollifier_module.kl_projection_rows(P, lower, upper, upper > 0)
     assert np.all(lower * (1 - 1e-12) <= Q) and np.all(upper * (1 + 1e-12) >= Q)
     np.testing.assert_allclose(Q.sum(axis=1), 1.0, rtol=0, atol=1e-12)
     for p, row in zip(P, Q, strict=True):

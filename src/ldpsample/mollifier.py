@@ -54,7 +54,7 @@ from numpy.typing import ArrayLike, NDArray
 from ldpsample._threads import check_threads, run_split, worker_count
 from ldpsample._types import FloatArray
 from ldpsample._validation import check_distribution, check_distributions, check_epsilon
-from ldpsample.divergences import TV, DivergenceLike, get_divergence
+from ldpsample.divergences import TV, Divergence, DivergenceLike, get_divergence
 
 __all__ = [
     "mollifier_bounds",
@@ -78,7 +78,7 @@ _CHUNK_ELEMENTS = 131072
 _NEWTON_STEPS = 20
 _MAX_STEPS = 400
 #: A row is finished once ``|h(λ) - 1|`` is at most this (the clean-up threshold of
-#: :func:`_kl_chunk`), or once ``λ`` stops moving.
+#: :func:`_fix_row_sums`), or once ``λ`` stops moving.
 _H_TOL = 1e-14
 
 
@@ -300,7 +300,7 @@ def _kl_normaliser(
     return out
 
 
-def _kl_chunk(
+def kl_projection_rows(
     P: FloatArray,
     lower: FloatArray,
     upper: FloatArray,
@@ -309,57 +309,110 @@ def _kl_chunk(
 ) -> FloatArray:
     """``clip(λ p, lower, upper)`` normalised per row: the KL projection onto the box ∩ simplex.
 
-    Unvalidated core shared with :func:`ldpsample.wasserstein.clip_normalize`. Contract: ``P``
-    of shape ``(rows, n)`` with non-negative rows (they need not sum to 1); bounds of shape
-    ``(n,)`` with ``0 <= lower <= upper`` and ``sum(lower) <= 1 <= sum(upper)``; ``q_pos`` marks
-    the coordinates that may be positive (``upper > 0``). Degenerate rows get their ``p > 0``
-    coordinates at ``upper`` and the rest of the mass in proportion to ``lower``. ``λ`` comes
-    from :func:`_kl_normaliser` (no sort). The result is written to ``out`` when given.
+    Library-internal (not in ``__all__``, no validation): the core of
+    :func:`relative_mollifier_kl` and of :func:`ldpsample.wasserstein.clip_normalize`, which call
+    it on blocks of rows. Contract: ``P`` of shape ``(rows, n)`` with non-negative rows (they
+    need not sum to 1); bounds of shape ``(n,)`` with ``0 <= lower <= upper`` and
+    ``sum(lower) <= 1 <= sum(upper)``; ``q_pos`` marks the coordinates that may be positive
+    (``upper > 0``). The result is written to ``out`` when given, and returned.
+
+    Steps: the closed form where ``sum(lower) >= 1`` (:func:`_kl_rows_at_lower_total`); the
+    bracket ``[0, λ_max]`` and the largest value ``h_max`` of ``h`` per row
+    (:func:`_kl_bracket`); ``λ`` from :func:`_kl_normaliser` (no sort) on the rows with
+    ``h_max >= 1`` (:func:`_kl_regular_rows`); the closed form on the others
+    (:func:`_kl_degenerate_rows`: the ``p > 0`` coordinates at ``upper``, the rest of the mass in
+    proportion to ``lower``); finally :func:`_fix_row_sums`.
     """
     Q = np.empty_like(P) if out is None else out
     if lower.sum() >= 1.0:  # ε ~ 0: M = {q} up to rounding
-        Q[:] = lower
-        Q[:] = _fill_to_one(Q, lower, upper)
-        return Q
-
-    # Only coordinates with p_i > 0 depend on λ; clip(λ p_i, a_i, b_i) = a_i on the others, and
-    # q_i = 0 coordinates (a_i = b_i = 0) give 0 for every λ, so no mask by q is needed here.
-    positive = P > 0
-    # h is largest, h_max = sum_{p_i>0} b_i + sum_{p_i=0} a_i, from λ_max = max b_i / p_i on;
-    # max(b) / min_{p_i>0} p_i >= λ_max closes the initial bracket. Rows with h_max < 1 have no
-    # normaliser (degenerate).
-    h_max = float(lower.sum()) + np.vecdot(positive, upper - lower)
-    with np.errstate(divide="ignore", over="ignore"):
-        lam_max = float(upper.max()) / np.min(P, axis=1, where=positive, initial=np.inf)
-    lam_max = np.minimum(lam_max, np.finfo(float).max)
+        return _kl_rows_at_lower_total(Q, lower, upper)
+    positive, h_max, lam_max = _kl_bracket(P, lower, upper)
     degenerate = ~(h_max >= 1.0)
     regular = np.flatnonzero(~degenerate)
     if regular.size:
-        all_rows = regular.size == P.shape[0]
-        Pr = P if all_rows else P[regular]
-        lam = _kl_normaliser(Pr, lower, upper, lam_max[regular], h_max[regular])
-        if all_rows:
-            np.multiply(lam[:, None], Pr, out=Q)
-            np.clip(Q, lower, upper, out=Q)
-        else:
-            Q[regular] = np.clip(lam[:, None] * Pr, lower, upper)
-
+        _kl_regular_rows(P, lower, upper, regular, lam_max, h_max, Q)
     if degenerate.any():
-        # No λ normalises: every p_i > 0 coordinate sits at its upper bound b_i and the rest of
-        # the mass R goes to the p_i = 0 coordinates as t q_i, t = R / sum_{p_i = 0} q_i, which
-        # lies in [e^{-ε/2}, e^{ε/2}] (docs/mollifier.md).
-        d = np.flatnonzero(degenerate)
-        act = positive[d] & q_pos
-        free = (~act) & q_pos
-        Qd = np.where(act, upper, 0.0)
-        rest = 1.0 - Qd.sum(axis=1)
-        s0 = np.where(free, lower, 0.0).sum(axis=1)  # e^{-ε/2} sum_{free} q (avoids dividing q)
-        t = np.divide(rest, s0, out=np.zeros_like(rest), where=s0 > 0)  # in units of a_i
-        Qd = np.where(free, np.clip(t[:, None] * lower, lower, upper), Qd)
-        Q[d] = Qd
-    # Rounding leaves sums within ~n ulp of 1; rows further off (degenerate rows whose fill was
-    # clipped, cancellations) get the residual moved onto their slack.
-    off = np.flatnonzero(np.abs(Q.sum(axis=1) - 1.0) > 1e-14)
+        _kl_degenerate_rows(positive, lower, upper, q_pos, np.flatnonzero(degenerate), Q)
+    return _fix_row_sums(Q, lower, upper)
+
+
+def _kl_rows_at_lower_total(Q: FloatArray, lower: FloatArray, upper: FloatArray) -> FloatArray:
+    """Every row of ``Q`` set to ``lower`` moved to sum 1: the only point of ``M`` when
+    ``sum(lower) >= 1`` (ε ~ 0, ``M = {q}`` up to rounding)."""
+    Q[:] = lower
+    Q[:] = _fill_to_one(Q, lower, upper)
+    return Q
+
+
+def _kl_bracket(
+    P: FloatArray, lower: FloatArray, upper: FloatArray
+) -> tuple[NDArray[np.bool_], FloatArray, FloatArray]:
+    """``(p > 0, h_max, λ_max)`` per row of ``P``.
+
+    Only coordinates with ``p_i > 0`` depend on ``λ``: ``clip(λ p_i, a_i, b_i) = a_i`` on the
+    others, and ``q_i = 0`` coordinates (``a_i = b_i = 0``) give 0 for every ``λ``, so no mask by
+    ``q`` is needed. ``h`` is largest, ``h_max = sum_{p_i>0} b_i + sum_{p_i=0} a_i``, from
+    ``max_i b_i / p_i`` on; ``λ_max = max(b) / min_{p_i>0} p_i`` (capped at the largest float)
+    is at least that and closes the initial bracket. Rows with ``h_max < 1`` have no normaliser.
+    """
+    positive = P > 0
+    h_max = float(lower.sum()) + np.vecdot(positive, upper - lower)
+    with np.errstate(divide="ignore", over="ignore"):
+        lam_max = float(upper.max()) / np.min(P, axis=1, where=positive, initial=np.inf)
+    return positive, h_max, np.minimum(lam_max, np.finfo(float).max)
+
+
+def _kl_regular_rows(
+    P: FloatArray,
+    lower: FloatArray,
+    upper: FloatArray,
+    regular: NDArray[np.intp],
+    lam_max: FloatArray,
+    h_max: FloatArray,
+    Q: FloatArray,
+) -> None:
+    """``Q[regular] = clip(λ p, lower, upper)`` with ``λ`` from :func:`_kl_normaliser` (in place
+    when every row is regular)."""
+    all_rows = regular.size == P.shape[0]
+    Pr = P if all_rows else P[regular]
+    lam = _kl_normaliser(Pr, lower, upper, lam_max[regular], h_max[regular])
+    if all_rows:
+        np.multiply(lam[:, None], Pr, out=Q)
+        np.clip(Q, lower, upper, out=Q)
+    else:
+        Q[regular] = np.clip(lam[:, None] * Pr, lower, upper)
+
+
+def _kl_degenerate_rows(
+    positive: NDArray[np.bool_],
+    lower: FloatArray,
+    upper: FloatArray,
+    q_pos: NDArray[np.bool_],
+    d: NDArray[np.intp],
+    Q: FloatArray,
+) -> None:
+    """``Q[d]`` for the rows ``d`` that no ``λ`` normalises.
+
+    Every ``p_i > 0`` coordinate sits at its upper bound ``b_i`` and the rest of the mass ``R``
+    goes to the ``p_i = 0`` coordinates as ``t q_i``, ``t = R / sum_{p_i = 0} q_i``, which lies in
+    ``[e^{-ε/2}, e^{ε/2}]`` (``docs/mollifier.md``).
+    """
+    act = positive[d] & q_pos
+    free = (~act) & q_pos
+    Qd = np.where(act, upper, 0.0)
+    rest = 1.0 - Qd.sum(axis=1)
+    s0 = np.where(free, lower, 0.0).sum(axis=1)  # e^{-ε/2} sum_{free} q (avoids dividing q)
+    t = np.divide(rest, s0, out=np.zeros_like(rest), where=s0 > 0)  # in units of a_i
+    Q[d] = np.where(free, np.clip(t[:, None] * lower, lower, upper), Qd)
+
+
+def _fix_row_sums(Q: FloatArray, lower: FloatArray, upper: FloatArray) -> FloatArray:
+    """``Q`` with the rows whose sum is more than :data:`_H_TOL` off 1 moved onto their slack.
+
+    Rounding leaves sums within ~n ulp of 1; rows further off (degenerate rows whose fill was
+    clipped, cancellations) get the residual moved by :func:`_fill_to_one`.
+    """
+    off = np.flatnonzero(np.abs(Q.sum(axis=1) - 1.0) > _H_TOL)
     if off.size:
         Q[off] = _fill_to_one(Q[off], lower, upper)
     return Q
@@ -435,7 +488,7 @@ def relative_mollifier_kl(
     def run(first: int, last: int) -> None:
         for start in starts[first:last]:
             stop = start + rows
-            _kl_chunk(P2[start:stop], lower, upper, q_pos, out=out[start:stop])
+            kl_projection_rows(P2[start:stop], lower, upper, q_pos, out=out[start:stop])
 
     # Chunks are independent and numpy releases the GIL in its loops: large inputs split them
     # over threads (the result does not depend on the split).
@@ -630,6 +683,39 @@ def mollifier_projection(
     """
     P2, q_arr, eps, was_1d = _prepare(P, q, epsilon)
     div = get_divergence(divergence)
+    _check_projection_options(div, batch_size, tol, solver_options)
+
+    import cvxpy as cp  # slow to import: only when the reference is used
+
+    attempts = _attempts(solver, solver_options, div is TV, list(cp.installed_solvers()))
+    lower, upper = _bounds(q_arr, eps)
+    keep = q_arr > 0
+    out = np.zeros_like(P2)
+    if np.all(lower[keep] == upper[keep]):  # ε = 0 (or below float resolution): M = {q}
+        out[:] = lower
+        return _finish(_fill_to_one(out, lower, upper), was_1d)
+
+    users = P2.shape[0]
+    for batch, start in enumerate(range(0, users, batch_size)):
+        stop = min(start + batch_size, users)
+        solution, failures = _solve_batch(
+            P2[start:stop][:, keep], q_arr[keep], lower[keep], upper[keep], div, attempts, tol
+        )
+        if solution is None:
+            raise RuntimeError(
+                f"mollifier_projection failed on batch {batch} (users {start}:{stop}, "
+                f"divergence {div.name!r}): " + "; ".join(failures)
+            )
+        full = np.zeros((stop - start, q_arr.size))
+        full[:, keep] = np.clip(solution, lower[keep], upper[keep])
+        out[start:stop] = _fill_to_one(full, lower, upper)
+    return _finish(out, was_1d)
+
+
+def _check_projection_options(
+    div: Divergence, batch_size: object, tol: object, solver_options: object
+) -> None:
+    """Boundary checks of :func:`mollifier_projection`'s options (``TypeError``/``ValueError``)."""
     if div.cvxpy_objective is None:
         raise ValueError(
             f"divergence {div.name!r} has no cvxpy_objective; pass one to "
@@ -646,70 +732,62 @@ def mollifier_projection(
     if solver_options is not None and not isinstance(solver_options, Mapping):
         raise TypeError(f"solver_options must be a mapping or None, got {solver_options!r}")
 
-    import cvxpy as cp  # slow to import: only when the reference is used
 
-    attempts = _attempts(solver, solver_options, div is TV, list(cp.installed_solvers()))
-    lower, upper = _bounds(q_arr, eps)
-    keep = q_arr > 0
-    q_k, lo_k, up_k = q_arr[keep], lower[keep], upper[keep]
-    out = np.zeros_like(P2)
-    if np.all(lo_k == up_k):  # ε = 0 (or below float resolution): M = {q}
-        out[:] = lower
-        return _finish(_fill_to_one(out, lower, upper), was_1d)
+def _solve_batch(
+    pb: FloatArray,
+    q_k: FloatArray,
+    lo_k: FloatArray,
+    up_k: FloatArray,
+    div: Divergence,
+    attempts: list[tuple[str, Mapping[str, Any] | None]],
+    tol: float,
+) -> tuple[FloatArray | None, list[str]]:
+    """One stacked cvxpy problem for a batch of users on the ``q > 0`` coordinates.
 
-    users = P2.shape[0]
-    for batch, start in enumerate(range(0, users, batch_size)):
-        stop = min(start + batch_size, users)
-        pb = P2[start:stop][:, keep]
-        shape = pb.shape
-        # Q = q * R with R in [e^{-ε/2}, min(e^{ε/2}, 1/q)]: the solver's tolerances then act on
-        # relative errors of Q, which matters where p_i / Q_i (the KL gradient) is large.
-        ratio = cp.Variable(shape, name="ratio")
-        Q = cp.multiply(np.broadcast_to(q_k, shape), ratio)
-        problem = cp.Problem(
-            cp.Minimize(div.cvxpy_objective(pb, Q) / shape[0]),  # mean: O(1) for any batch
-            [
-                ratio >= np.broadcast_to(lo_k / q_k, shape),
-                ratio <= np.broadcast_to(up_k / q_k, shape),
-                cp.sum(Q, axis=1) == 1,
-            ],
+    Returns ``(Q, [])`` from the first attempt whose status is optimal and whose solution meets
+    the bounds and the sum constraint within ``tol``, or ``(None, failures)`` with one message per
+    attempt (status, solver error or violation).
+    """
+    import cvxpy as cp
+
+    shape = pb.shape
+    # Q = q * R with R in [e^{-ε/2}, min(e^{ε/2}, 1/q)]: the solver's tolerances then act on
+    # relative errors of Q, which matters where p_i / Q_i (the KL gradient) is large.
+    ratio = cp.Variable(shape, name="ratio")
+    Q = cp.multiply(np.broadcast_to(q_k, shape), ratio)
+    problem = cp.Problem(
+        cp.Minimize(div.cvxpy_objective(pb, Q) / shape[0]),  # mean: O(1) for any batch
+        [
+            ratio >= np.broadcast_to(lo_k / q_k, shape),
+            ratio <= np.broadcast_to(up_k / q_k, shape),
+            cp.sum(Q, axis=1) == 1,
+        ],
+    )
+    failures: list[str] = []
+    for name, options in attempts:
+        label = name if options is None else f"{name} {dict(options)}"
+        try:
+            with warnings.catch_warnings():
+                # cvxpy warns on inaccurate solutions; the status is checked below.
+                warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+                problem.solve(solver=name, **(options or {}))
+        except cp.error.SolverError as exc:
+            failures.append(f"{label}: solver error ({exc})")
+            continue
+        status = problem.status
+        if status != cp.OPTIMAL or ratio.value is None:
+            failures.append(f"{label}: status {status!r}")
+            continue
+        value = q_k * np.asarray(ratio.value, dtype=float)
+        violation = max(
+            float(np.max(lo_k - value)),
+            float(np.max(value - up_k)),
+            float(np.max(np.abs(value.sum(axis=1) - 1.0))),
         )
-        failures: list[str] = []
-        solution: FloatArray | None = None
-        for name, options in attempts:
-            label = name if options is None else f"{name} {dict(options)}"
-            try:
-                with warnings.catch_warnings():
-                    # cvxpy warns on inaccurate solutions; the status is checked below.
-                    warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-                    problem.solve(solver=name, **(options or {}))
-            except cp.error.SolverError as exc:
-                failures.append(f"{label}: solver error ({exc})")
-                continue
-            status = problem.status
-            if status != cp.OPTIMAL or ratio.value is None:
-                failures.append(f"{label}: status {status!r}")
-                continue
-            value = q_k * np.asarray(ratio.value, dtype=float)
-            violation = max(
-                float(np.max(lo_k - value)),
-                float(np.max(value - up_k)),
-                float(np.max(np.abs(value.sum(axis=1) - 1.0))),
+        if not violation <= tol:
+            failures.append(
+                f"{label}: status {status!r} but constraint violation {violation:.3g} > tol {tol:g}"
             )
-            if not violation <= tol:
-                failures.append(
-                    f"{label}: status {status!r} but constraint violation {violation:.3g} > "
-                    f"tol {tol:g}"
-                )
-                continue
-            solution = value
-            break
-        if solution is None:
-            raise RuntimeError(
-                f"mollifier_projection failed on batch {batch} (users {start}:{stop}, "
-                f"divergence {div.name!r}): " + "; ".join(failures)
-            )
-        full = np.zeros((shape[0], q_arr.size))
-        full[:, keep] = np.clip(solution, lo_k, up_k)
-        out[start:stop] = _fill_to_one(full, lower, upper)
-    return _finish(out, was_1d)
+            continue
+        return value, []
+    return None, failures

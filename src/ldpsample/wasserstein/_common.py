@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ldpsample._types import FloatArray, IntArray
 from ldpsample._validation import SUM_TOLERANCE, _as_float_array, check_distributions
-from ldpsample.mollifier import _kl_chunk
+from ldpsample.mollifier import kl_projection_rows
 
 #: Rows handled at once by the clip-normaliser (bounds its memory at ~10 arrays of CHUNK x 2m).
 _CHUNK = 4096
@@ -103,15 +103,17 @@ def clip_normalize(P: ArrayLike, lower: ArrayLike, upper: ArrayLike) -> FloatArr
 
     For each row ``p`` (a non-negative vector) this is the KL projection of ``p`` onto
     ``{Q in Δ : lower <= Q <= upper}`` (``argmin KL(p || Q)``; it is also the column step of the
-    entropic WPM, where ``p`` is the current column-sum vector). ``λ`` is found exactly by sorting
-    the breakpoints of the piecewise-linear ``λ -> sum clip(λ p, lower, upper)``, vectorised over
-    rows. When no ``λ`` exists (the ``p_j > 0`` coordinates at their upper bounds and the others
-    at their lower bounds still sum to less than 1), the ``p_j > 0`` coordinates are set to their
-    upper bounds and the remaining mass goes to the others in proportion to ``lower`` -- the limit
-    of the projection of ``p + δ lower`` as ``δ -> 0``.
+    entropic WPM, where ``p`` is the current column-sum vector). ``λ`` is found exactly, without
+    sorting the breakpoints, by a safeguarded Newton iteration on the piecewise-linear
+    ``λ -> sum clip(λ p, lower, upper)`` (each step solves the piece through the current ``λ``
+    in closed form), vectorised over rows. When no ``λ`` exists (the ``p_j > 0`` coordinates at
+    their upper bounds and the others at their lower bounds still sum to less than 1), the
+    ``p_j > 0`` coordinates are set to their upper bounds and the remaining mass goes to the others
+    in proportion to ``lower`` -- the limit of the projection of ``p + δ lower`` as ``δ -> 0``.
 
     This shares one implementation with :func:`ldpsample.mollifier.relative_mollifier_kl`
-    (private ``ldpsample.mollifier._kl_chunk``), whose bounds are ``(e^{-ε/2} q, e^{ε/2} q)``.
+    (the library-internal :func:`ldpsample.mollifier.kl_projection_rows`), whose bounds are
+    ``(e^{-ε/2} q, e^{ε/2} q)``.
 
     Parameters
     ----------
@@ -161,7 +163,7 @@ def _clip_normalise(P: FloatArray, lower: FloatArray, upper: FloatArray) -> Floa
     out = np.empty_like(P)
     for start in range(0, P.shape[0], _CHUNK):
         stop = start + _CHUNK
-        out[start:stop] = _kl_chunk(P[start:stop], lower, upper, pos)
+        kl_projection_rows(P[start:stop], lower, upper, pos, out=out[start:stop])
     return out
 
 
