@@ -12,9 +12,34 @@ from ldpsample._validation import (
     check_distribution,
     check_distributions,
     check_epsilon,
+    check_integer,
     check_rng,
     normalize,
 )
+
+# --- check_integer ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [0, 3, np.int64(3), np.uint8(7)])
+def test_check_integer_accepts_python_and_numpy_integers(value: object) -> None:
+    result = check_integer(value, name="k", minimum=0)
+    assert type(result) is int and result == int(value)
+
+
+@pytest.mark.parametrize("value", [True, 1.0, "3", None, np.float64(2.0)])
+def test_check_integer_rejects_non_integers_with_type_error(value: object) -> None:
+    with pytest.raises(TypeError, match="k must be a positive integer, got"):
+        check_integer(value, name="k", minimum=1)
+
+
+@pytest.mark.parametrize(
+    ("minimum", "message"),
+    [(0, "a non-negative integer"), (1, "a positive integer"), (3, "an integer >= 3")],
+)
+def test_check_integer_names_its_bound(minimum: int, message: str) -> None:
+    with pytest.raises(ValueError, match=f"k must be {message}, got -1"):
+        check_integer(-1, name="k", minimum=minimum)
+
 
 # --- check_epsilon ------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ __all__ = [
     "check_distribution",
     "check_distributions",
     "check_epsilon",
+    "check_integer",
     "check_rng",
     "normalize",
 ]
@@ -47,6 +48,28 @@ def check_epsilon(epsilon: object, *, name: str = "epsilon", allow_zero: bool = 
         bound = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"{name} must be a finite real number {bound}, got {epsilon!r}")
     return value
+
+
+def check_integer(value: object, *, name: str, minimum: int | None = None) -> int:
+    """Return ``value`` as an int after checking it is an integer ``>= minimum``.
+
+    Python and numpy integers pass; bools do not (``True`` is not a count).
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not an integer.
+    ValueError
+        If ``value < minimum``.
+    """
+    what = {None: "an integer", 0: "a non-negative integer", 1: "a positive integer"}.get(
+        minimum, f"an integer >= {minimum}"
+    )
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be {what}, got {value!r} of type {type(value).__name__}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return int(value)
 
 
 def _as_float_array(x: ArrayLike, name: str) -> NDArray[np.float64]:

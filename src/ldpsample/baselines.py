@@ -13,23 +13,14 @@ All formulas are written with ``t = e^-ε`` so that they stay finite for any fin
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ldpsample._types import FloatArray
-from ldpsample._validation import check_distributions, check_epsilon
+from ldpsample._validation import check_distributions, check_epsilon, check_integer
 
 __all__ = ["linear_minimax", "nonlinear_minimax", "randomized_response"]
-
-
-def _check_n(n: object) -> int:
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
-        raise TypeError(f"n must be an integer, got {n!r} of type {type(n).__name__}")
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n!r}")
-    return int(n)
 
 
 def _rr_weights(n: int, epsilon: float) -> tuple[float, float]:
@@ -58,7 +49,7 @@ def randomized_response(n: int, *, epsilon: float) -> FloatArray:
         ``(n, n)`` row-stochastic matrix.
     """
     eps = check_epsilon(epsilon)
-    size = _check_n(n)
+    size = check_integer(n, name="n", minimum=1)
     diagonal, off = _rr_weights(size, eps)
     K = np.full((size, size), off)
     np.fill_diagonal(K, diagonal)

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 from numpy.typing import NDArray
 
+from ldpsample._validation import check_integer
 from ldpsample.datasets.avazu import AVAZU_ATTRIBUTES, AVAZU_COLUMNS, PLACEHOLDER_DEVICE_ID
 from ldpsample.io import atomic_path
 
@@ -116,8 +117,7 @@ def _attribute_values(value: int | Mapping[str, int] | None) -> dict[str, int]:
     else:
         raise TypeError(f"attributes must be an int or a mapping, got {value!r}")
     for name, count in counts.items():
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise ValueError(f"attributes[{name!r}] must be a positive integer, got {count!r}")
+        check_integer(count, name=f"attributes[{name!r}]", minimum=1)
     return counts
 
 
@@ -172,9 +172,8 @@ def generate_avazu_like(
     pathlib.Path
         ``path``.
     """
-    for name, value in (("rows", rows), ("chunk_rows", chunk_rows)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    check_integer(rows, name="rows", minimum=0)
+    check_integer(chunk_rows, name="chunk_rows", minimum=0)
     if chunk_rows == 0:
         raise ValueError("chunk_rows must be positive, got 0")
     if not (0.0 <= placeholder_share <= 1.0):
@@ -183,9 +182,8 @@ def generate_avazu_like(
         raise ValueError(f"click_rate must be in (0, 1), got {click_rate!r}")
     users = max(100, rows // 15) if users is None else users
     sites = max(20, min(4000, rows // 500)) if sites is None else sites
-    for name, value in (("users", users), ("sites", sites)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    check_integer(users, name="users", minimum=1)
+    check_integer(sites, name="sites", minimum=1)
     values_per_attribute = _attribute_values(attributes)
     path = Path(path)
     gz = path.name.endswith(".gz") if compress is None else compress

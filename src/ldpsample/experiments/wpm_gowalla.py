@@ -37,7 +37,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from ldpsample._types import FloatArray
-from ldpsample._validation import check_epsilon, check_rng
+from ldpsample._validation import check_epsilon, check_integer, check_rng
 from ldpsample.datasets.gowalla import CHECKIN_SCHEMA, read_gowalla_derived, read_gowalla_snap
 from ldpsample.sampling import sample_categorical
 from ldpsample.wasserstein import (
@@ -153,8 +153,7 @@ def gowalla_grid(
     ValueError
         For a bad grid size or box, or when no user is left.
     """
-    if isinstance(grid_size, bool) or not isinstance(grid_size, int) or grid_size < 1:
-        raise ValueError(f"grid_size must be an integer >= 1, got {grid_size!r}")
+    check_integer(grid_size, name="grid_size", minimum=1)
     lat0, lat1, lon0, lon1 = (float(v) for v in bbox)
     if not (lat0 < lat1 and lon0 < lon1):
         raise ValueError(f"bbox must be (lat_min, lat_max, lon_min, lon_max), got {bbox!r}")
@@ -268,8 +267,7 @@ def gowalla_w1(
         measure's ``scale`` and ``n_users``; W1 in km.
     """
     gen = check_rng(rng)
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
+    check_integer(repeats, name="repeats", minimum=1)
     truth = _target(grid, target)
     m = truth.size
     n_users = grid.counts.shape[0]

@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from ldpsample._validation import check_epsilon, check_rng
+from ldpsample._validation import check_epsilon, check_integer, check_rng
 from ldpsample.wasserstein import (
     kl_projection_mechanism,
     optimal_uniform_base_measure,
@@ -64,20 +64,12 @@ CONVERGENCE_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
-def _check_int(value: object, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
-    return int(value)
-
-
 def ring_cost(n: int, *, r: float = 1.0) -> NDArray[np.float64]:
     """Cost ``d(k, l)^r`` between ``n`` equally spaced points on a ring of circumference 1.
 
     ``d(k, l) = min(|k - l|, n - |k - l|) / n`` (arc length), so ``0 <= d <= 1/2``.
     """
-    n = _check_int(n, "n", 2)
+    n = check_integer(n, name="n", minimum=2)
     if not (isinstance(r, int | float) and r > 0 and math.isfinite(r)):
         raise ValueError(f"r must be a finite real number > 0, got {r!r}")
     k = np.arange(n)
@@ -162,8 +154,8 @@ def ring_convergence(
     """
     eps = check_epsilon(epsilon)
     gen = check_rng(rng)
-    count = _check_int(inputs, "inputs", 1)
-    iters = _check_int(max_iter, "max_iter", 1)
+    count = check_integer(inputs, name="inputs", minimum=1)
+    iters = check_integer(max_iter, name="max_iter", minimum=1)
     if len(etas) == 0:
         raise ValueError("etas must list at least one regularisation parameter")
     C = ring_cost(n, r=r)

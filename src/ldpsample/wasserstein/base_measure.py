@@ -30,7 +30,7 @@ from scipy import sparse
 from scipy.optimize import linprog
 
 from ldpsample._types import FloatArray
-from ldpsample._validation import check_epsilon
+from ldpsample._validation import check_epsilon, check_integer
 from ldpsample.wasserstein._common import check_base_measure, check_cost
 
 __all__ = [
@@ -82,10 +82,7 @@ def uniform_base_measure(m: int, scale: float = 1.0) -> FloatArray:
     ValueError
         If ``m < 1`` or ``scale`` is not in ``(0, 1]``.
     """
-    if isinstance(m, bool) or not isinstance(m, int | np.integer):
-        raise TypeError(f"m must be an integer, got {m!r}")
-    if m < 1:
-        raise ValueError(f"m must be >= 1, got {m!r}")
+    m = check_integer(m, name="m", minimum=1)
     if isinstance(scale, bool) or not isinstance(scale, int | float | np.integer | np.floating):
         raise TypeError(f"scale must be a real number in (0, 1], got {scale!r}")
     if not (0.0 < float(scale) <= 1.0):
@@ -295,8 +292,7 @@ def optimal_base_measure(
         return BaseMeasureResult(mu=mu, value=value, method="lp")
     if method != "mirror":
         raise ValueError(f"method must be 'mirror' or 'lp', got {method!r}")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    max_iter = check_integer(max_iter, name="max_iter", minimum=1)
     if isinstance(step, bool) or not (isinstance(step, int | float) and step > 0):
         raise ValueError(f"step must be a real number > 0, got {step!r}")
     knapsack = _Knapsack(C_arr, eps)

@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ldpsample._types import FloatArray
-from ldpsample._validation import check_distributions, check_epsilon
+from ldpsample._validation import check_distributions, check_epsilon, check_integer
 from ldpsample.wasserstein._common import (
     _clip_normalise,
     check_base_measure,
@@ -144,14 +144,6 @@ def _check_eta(eta: object, C: FloatArray) -> float:
     return value
 
 
-def _check_positive_int(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value!r}")
-    return int(value)
-
-
 def _check_tol(tol: object) -> float:
     if isinstance(tol, bool) or not isinstance(tol, int | float | np.floating | np.integer):
         raise TypeError(f"tol must be a real number >= 0, got {tol!r}")
@@ -189,7 +181,7 @@ def sinkhorn_iterates(
     """
     P2, _, C_arr, lower, upper = _prepare(P, C, mu, epsilon)
     eta_v = _check_eta(eta, C_arr)
-    iters = _check_positive_int(max_iter, "max_iter")
+    iters = check_integer(max_iter, name="max_iter", minimum=1)
     check_variant(variant)
     cols = np.flatnonzero(upper > 0)
     C_c = C_arr[:, cols]
@@ -284,7 +276,7 @@ def wasserstein_projection(
         result = ProjectionResult(Q=Q, cost=cost, method="exact", solver=backend)
     elif method == "sinkhorn":
         eta_v = _check_eta(eta, C_arr)
-        iters = _check_positive_int(max_iter, "max_iter")
+        iters = check_integer(max_iter, name="max_iter", minimum=1)
         tol_v = _check_tol(tol)
         var = check_variant(variant)
         Q, cost, it, err, dom = entropic_projection(
