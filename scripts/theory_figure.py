@@ -4,8 +4,9 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ldpsample.figures.style import close
+from ldpsample.figures.theory import plot_risk_curves
 from ldpsample.io import write_figure
-from ldpsample.plotting import close, plot_risk_curves
 from ldpsample.scripting import start
 
 if TYPE_CHECKING:

@@ -103,7 +103,7 @@ def test_figures_are_readable_at_report_width(default_run):
 
 def test_faceted_figures_label_every_panel():
     from ldpsample.experiments.theory import risk_curves
-    from ldpsample.plotting import plot_risk_curves
+    from ldpsample.figures.theory import plot_risk_curves
 
     figure = plot_risk_curves(
         risk_curves(n=10, epsilons=[0.5, 1.0, 2.0], q_mins=[0.01], divergences=["tv", "kl"])

@@ -46,7 +46,7 @@ rule synthetic_combine:
 rule synthetic_figure:
     input:
         values="results/synthetic/values.parquet",
-        code=get_library_sources("plotting.py"),
+        code=get_library_sources("figures/synthetic.py", "figures/style.py"),
     output:
         figure=report(
             "results/synthetic/figure.png",

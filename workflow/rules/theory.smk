@@ -35,7 +35,7 @@ rule theory_risk:
 rule theory_figure:
     input:
         table="results/theory/risk.csv",
-        code=get_library_sources("plotting.py"),
+        code=get_library_sources("figures/theory.py", "figures/style.py"),
     output:
         figure=report(
             "results/theory/risk.png",

@@ -39,7 +39,7 @@ rule wpm_ring_example:
 rule wpm_ring_example_figure:
     input:
         table="results/wpm_ring/example.parquet",
-        code=get_library_sources("experiments/wpm_figures.py", "plotting.py"),
+        code=get_library_sources("figures/wpm.py", "figures/style.py"),
     output:
         figure=report(
             "results/wpm_ring/example.png",
@@ -89,7 +89,7 @@ rule wpm_ring_convergence:
 rule wpm_ring_convergence_figure:
     input:
         table="results/wpm_ring/convergence.parquet",
-        code=get_library_sources("experiments/wpm_figures.py", "plotting.py"),
+        code=get_library_sources("figures/wpm.py", "figures/style.py"),
     output:
         figure=report(
             "results/wpm_ring/convergence.png",
@@ -191,7 +191,7 @@ rule wpm_movielens_combine:
 rule wpm_movielens_figure:
     input:
         table="results/wpm_movielens/test.parquet",
-        code=get_library_sources("experiments/wpm_figures.py", "plotting.py"),
+        code=get_library_sources("figures/wpm.py", "figures/style.py"),
     output:
         figure=report(
             "results/wpm_movielens/hit_rate.png",
@@ -285,7 +285,7 @@ rule wpm_gowalla_combine:
 rule wpm_gowalla_figure:
     input:
         table="results/wpm_gowalla/w1.parquet",
-        code=get_library_sources("experiments/wpm_figures.py", "plotting.py"),
+        code=get_library_sources("figures/wpm.py", "figures/style.py"),
     output:
         figure=report(
             "results/wpm_gowalla/w1.png",
@@ -329,7 +329,7 @@ rule wpm_gowalla_maps:
 rule wpm_gowalla_maps_figure:
     input:
         table="results/wpm_gowalla/maps/eps~{eps}/maps.parquet",
-        code=get_library_sources("experiments/wpm_figures.py", "plotting.py"),
+        code=get_library_sources("figures/wpm.py", "figures/style.py"),
     output:
         figure=report(
             "results/wpm_gowalla/maps/eps~{eps}/maps.png",

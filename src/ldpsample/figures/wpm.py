@@ -1,9 +1,7 @@
 """Figures of the Wasserstein projection mechanism stages (ring, MovieLens-100K, Gowalla).
 
-Same conventions as :mod:`ldpsample.plotting`: seaborn on matplotlib's non-interactive Agg
-backend, a tidy polars frame in (converted with ``to_pandas()``, which seaborn 0.13 needs), a
-matplotlib Figure out; saving is left to :func:`ldpsample.io.write_figure` (atomic) and
-:func:`ldpsample.plotting.close` releases the figure.
+Conventions of :mod:`ldpsample.figures` (Agg backend, polars in, a Figure out); labels come from
+:data:`ldpsample.figures.style.LABELS`.
 
 * :func:`plot_ring_example` -- one input on the ring with its WPM and KPM outputs and the
   polytope ``[μ, e^ε μ]``, a panel per ε (frame of ``ring_example`` calls, stacked);
@@ -22,10 +20,6 @@ from __future__ import annotations
 
 import math
 
-import matplotlib
-
-matplotlib.use("Agg")
-
 import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
@@ -33,40 +27,15 @@ import seaborn as sns
 from matplotlib.colors import PowerNorm
 from matplotlib.figure import Figure
 
-from ldpsample.plotting import epsilon_text, label_axes
+from ldpsample.figures.style import display_name, epsilon_axis, epsilon_text, label_axes
 
 __all__ = [
-    "METHOD_LABELS",
     "plot_gowalla_maps",
     "plot_gowalla_w1",
     "plot_movielens_hit_rates",
     "plot_ring_convergence",
     "plot_ring_example",
 ]
-
-#: Display names of the mechanisms (and of the reference distributions of the maps).
-METHOD_LABELS = {
-    "wpm": "WPM",
-    "kpm": "KPM",
-    "kpm_genre": "KPM on genres",
-    "exponential": "exponential mechanism",
-    "nonprivate": "non-private (ε = ∞)",
-    "true": "true",
-    "wpm_released": "WPM, one release per user",
-    "kpm_released": "KPM, one release per user",
-}
-
-
-def _label(name: str) -> str:
-    return METHOD_LABELS.get(name, name)
-
-
-def _epsilon_axis(ax: plt.Axes, epsilons: list[float]) -> None:
-    """Log-2 ε axis with the ε values themselves as plain tick labels."""
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(epsilons, [epsilon_text(e) for e in epsilons])
-    ax.minorticks_off()
-    ax.set_xlabel("ε")
 
 
 # --------------------------------------------------------------------------------------------
@@ -91,7 +60,9 @@ def plot_ring_example(example: pl.DataFrame) -> Figure:
             value_name="probability",
         )
         .with_columns(
-            pl.col("distribution").replace_strict({"input": "input P", "wpm": "WPM", "kpm": "KPM"}),
+            pl.col("distribution").replace_strict(
+                {name: display_name(name) for name in ("input", "wpm", "kpm")}
+            ),
             pl.col("epsilon").map_elements(epsilon_text, return_dtype=pl.String),
         )
     )
@@ -102,7 +73,7 @@ def plot_ring_example(example: pl.DataFrame) -> Figure:
         x="position",
         y="probability",
         hue="distribution",
-        hue_order=["input P", "WPM", "KPM"],
+        hue_order=[display_name(name) for name in ("input", "wpm", "kpm")],
         palette=["0.55", "C0", "C3"],
         col="epsilon",
         col_order=col_order,
@@ -214,9 +185,9 @@ def plot_movielens_hit_rates(test: pl.DataFrame) -> Figure:
     methods = [m for m in ("wpm", "kpm_genre", "exponential") if m in set(private["method"])]
     methods += sorted(set(private["method"]) - set(methods))
     colours = sns.color_palette(n_colors=len(methods))
-    palette = {_label(m): colour for m, colour in zip(methods, colours, strict=True)}
+    palette = {display_name(m): colour for m, colour in zip(methods, colours, strict=True)}
     frame = private.with_columns(
-        pl.col("method").map_elements(_label, return_dtype=pl.String).alias("mechanism")
+        pl.col("method").map_elements(display_name, return_dtype=pl.String).alias("mechanism")
     )
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     sns.lineplot(
@@ -235,16 +206,16 @@ def plot_movielens_hit_rates(test: pl.DataFrame) -> Figure:
     for method in methods:
         rows = frame.filter(pl.col("method") == method)
         mean, se = rows["hit_rate_mean"].to_numpy(), rows["hit_rate_se"].fill_nan(0).to_numpy()
-        colour = palette[_label(method)]
+        colour = palette[display_name(method)]
         ax.fill_between(rows["epsilon"].to_numpy(), mean - se, mean + se, color=colour, alpha=0.2)
     ceiling = test.filter(pl.col("method") == "nonprivate")
     if ceiling.height:
         value = ceiling["hit_rate_mean"][0]
         se = ceiling["hit_rate_se"][0]
-        ax.axhline(value, color="black", ls="--", lw=1, label=_label("nonprivate"))
+        ax.axhline(value, color="black", ls="--", lw=1, label=display_name("nonprivate"))
         if se is not None and math.isfinite(se):
             ax.axhspan(value - se, value + se, color="black", alpha=0.08, lw=0)
-    _epsilon_axis(ax, sorted(private["epsilon"].unique().to_list()))
+    epsilon_axis(ax, sorted(private["epsilon"].unique().to_list()))
     ax.set_ylabel("Hit Rate@1 (test users)")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8, loc="upper left")
@@ -272,7 +243,7 @@ def plot_gowalla_w1(w1: pl.DataFrame) -> Figure:
         variable_name="quantity",
         value_name="w1",
     ).with_columns(
-        pl.col("method").map_elements(_label, return_dtype=pl.String).alias("mechanism"),
+        pl.col("method").map_elements(display_name, return_dtype=pl.String).alias("mechanism"),
         pl.col("quantity").replace_strict(
             {
                 "w1_expected": "expected release distribution",
@@ -288,7 +259,7 @@ def plot_gowalla_w1(w1: pl.DataFrame) -> Figure:
         x="epsilon",
         y="w1",
         hue="mechanism",
-        hue_order=[_label(m) for m in methods],
+        hue_order=[display_name(m) for m in methods],
         style="quantity",
         style_order=["expected release distribution", "one release per user (mean ± se)"],
         dashes=["", (2, 2)],
@@ -296,7 +267,7 @@ def plot_gowalla_w1(w1: pl.DataFrame) -> Figure:
         errorbar="se",
         ax=ax,
     )
-    _epsilon_axis(ax, sorted(w1["epsilon"].unique().to_list()))
+    epsilon_axis(ax, sorted(w1["epsilon"].unique().to_list()))
     ax.set_ylabel("W1 to the true distribution (km)")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=7)
@@ -353,7 +324,7 @@ def plot_gowalla_maps(maps: pl.DataFrame) -> Figure:
         image = ax.imshow(
             values, origin="lower", extent=extent, cmap="rocket_r", norm=norm, aspect="auto"
         )
-        ax.set_title(_label(name), fontsize=9)
+        ax.set_title(display_name(name), fontsize=9)
     for ax in axes.flat[len(order) :]:
         ax.set_axis_off()
     for ax in axes[-1]:

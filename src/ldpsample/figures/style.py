@@ -1,0 +1,90 @@
+"""The figures' one backend, label table and style helpers.
+
+Importing this module (as :mod:`ldpsample.figures` does) selects matplotlib's non-interactive Agg
+backend, the only ``matplotlib.use`` call of the library.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import polars as pl
+import seaborn as sns
+from matplotlib.figure import Figure
+
+__all__ = [
+    "DIVERGENCE_LABELS",
+    "DIVERGENCE_ORDER",
+    "LABELS",
+    "close",
+    "display_name",
+    "epsilon_axis",
+    "epsilon_text",
+    "label_axes",
+    "present_divergence_labels",
+]
+
+#: Display names of divergences, mechanisms and reference distributions in every figure.
+LABELS: dict[str, str] = {
+    # divergences
+    "tv": "TV",
+    "kl": "KL",
+    "chi2": "χ²",
+    "hellinger": "squared Hellinger",
+    # WPM stages: the ring's input, mechanisms and the maps' reference distributions
+    "input": "input P",
+    "wpm": "WPM",
+    "kpm": "KPM",
+    "kpm_genre": "KPM on genres",
+    "exponential": "exponential mechanism",
+    "nonprivate": "non-private (ε = ∞)",
+    "true": "true",
+    "wpm_released": "WPM, one release per user",
+    "kpm_released": "KPM, one release per user",
+}
+
+#: Order of the divergence panels (TV, KL, χ², Hellinger).
+DIVERGENCE_ORDER = ("tv", "kl", "chi2", "hellinger")
+#: The divergences' rows of :data:`LABELS`, in :data:`DIVERGENCE_ORDER`.
+DIVERGENCE_LABELS = {name: LABELS[name] for name in DIVERGENCE_ORDER}
+
+
+def display_name(name: str) -> str:
+    """Display name of ``name`` (itself when the table has none)."""
+    return LABELS.get(name, name)
+
+
+def epsilon_text(value: float) -> str:
+    """Short text of an ε or η on axes, panel titles and legends (``8.0 -> "8"``)."""
+    return f"{value:g}"
+
+
+def present_divergence_labels(divergences: pl.Series) -> list[str]:
+    """Display labels of the divergences present, in :data:`DIVERGENCE_ORDER`."""
+    present = set(divergences.unique())
+    return [text for name, text in DIVERGENCE_LABELS.items() if name in present]
+
+
+def label_axes(grid: sns.FacetGrid, x: str, y: str) -> None:
+    """Label every panel's x and y axis (seaborn labels only the outer ones, which leaves
+    panels with their own y scale, ``sharey=False``, without a y label)."""
+    for ax in grid.axes.flat:
+        ax.set_xlabel(x)
+        ax.set_ylabel(y)
+    grid.tight_layout()
+
+
+def epsilon_axis(ax: plt.Axes, epsilons: list[float]) -> None:
+    """Log-2 ε axis with the ε values themselves as plain tick labels."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(epsilons, [epsilon_text(e) for e in epsilons])
+    ax.minorticks_off()
+    ax.set_xlabel("ε")
+
+
+def close(figure: Figure) -> None:
+    """Release a figure's memory (pyplot keeps a reference to every figure it made)."""
+    plt.close(figure)

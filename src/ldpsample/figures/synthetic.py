@@ -1,0 +1,38 @@
+"""Fig. 2 of the synthetic experiment (:mod:`ldpsample.experiments.synthetic`)."""
+
+from __future__ import annotations
+
+import polars as pl
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from ldpsample.figures.style import DIVERGENCE_LABELS, label_axes, present_divergence_labels
+
+__all__ = ["plot_synthetic"]
+
+
+def plot_synthetic(values: pl.DataFrame) -> Figure:
+    """Fig. 2: divergence against ``p1``, mean ± standard error over runs, one panel per
+    divergence and a row per ``(n, epsilon)``."""
+    frame = values.with_columns(
+        pl.format("n = {}, ε = {}", pl.col("n"), pl.col("epsilon")).alias("setting"),
+        pl.col("divergence").replace_strict(DIVERGENCE_LABELS, default=pl.col("divergence")),
+    ).to_pandas()
+    grid = sns.relplot(
+        data=frame,
+        x="p1",
+        y="value",
+        hue="method",
+        style="method",
+        col="divergence",
+        col_order=present_divergence_labels(values["divergence"]),
+        row="setting",
+        kind="line",
+        errorbar="se",
+        facet_kws={"sharey": False},
+        height=3.2,
+        aspect=1.3,
+    )
+    label_axes(grid, "$p^1$ (mass of the heavy item)", "divergence of the released distribution")
+    grid.set_titles("{row_name} — {col_name}")
+    return grid.figure
