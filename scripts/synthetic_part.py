@@ -11,12 +11,13 @@ if TYPE_CHECKING:
 
 log = start(snakemake)
 values = synthetic_values(
-    n=int(snakemake.wildcards.n),
-    epsilon=float(snakemake.wildcards.eps),
+    n=snakemake.params.n,
+    epsilon=snakemake.params.epsilon,
     runs=snakemake.params.runs,
     grid_size=snakemake.params.grid_size,
     seed=snakemake.params.seed,
     progress=True,
+    threads=snakemake.threads,
 )
 write_parquet(values, snakemake.output.values)
 log.info("wrote %d rows", values.height)

@@ -22,7 +22,7 @@ grid = gowalla_grid_from_parquet(
 )
 maps = gowalla_maps(
     grid,
-    epsilon=float(snakemake.wildcards.eps),
+    epsilon=params.epsilon,
     methods=params.methods,
     target=params.target,
     rng=np.random.default_rng(params.seed),

@@ -23,7 +23,7 @@ grid = gowalla_grid_from_parquet(
 log.info("%d users on a %d x %d grid", grid.counts.shape[0], grid.grid_size, grid.grid_size)
 table = gowalla_w1(
     grid,
-    epsilons=[float(snakemake.wildcards.eps)],
+    epsilons=[params.epsilon],
     repeats=params.repeats,
     methods=params.methods,
     target=params.target,

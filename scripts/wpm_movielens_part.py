@@ -1,4 +1,5 @@
-"""WPM MovieLens-100K: Hit Rate@1 of each method at the job's ε (or the non-private reference).
+"""WPM MovieLens-100K: Hit Rate@1 of each method at params.epsilon (None: the non-private
+reference alone).
 
 ldpsample.experiments.wpm_movielens. The split and the user subsets come from the same seed in
 every job (the seed does not depend on ε), so all ε share one split and one set of users.
@@ -38,7 +39,7 @@ log.info(
 )
 validation, test = movielens_hit_rates(
     setup,
-    epsilons=[float(e) for e in params.epsilons],
+    epsilons=[] if params.epsilon is None else [params.epsilon],
     rng=np.random.default_rng(users_seed),
     methods=params.methods,
     n_scales=params.n_scales,

@@ -19,6 +19,7 @@ import polars as pl
 
 __all__ = [
     "atomic_path",
+    "concat_parquet",
     "write_csv",
     "write_figure",
     "write_json",
@@ -56,6 +57,21 @@ def atomic_path(path: str | os.PathLike[str], *, fsync: bool = True) -> Iterator
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def concat_parquet(
+    paths: str | os.PathLike[str] | list[str | os.PathLike[str]],
+    *,
+    sort_by: list[str] | None = None,
+) -> pl.DataFrame:
+    """Read parquet parts of one schema and concatenate them, sorted for byte-stable output.
+
+    ``sort_by`` names the sort columns; None sorts by every column, in the table's order. A
+    single path (Snakemake passes a lone input as a string) is one part.
+    """
+    parts = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    frame = pl.concat([pl.read_parquet(path) for path in parts])
+    return frame.sort(frame.columns if sort_by is None else sort_by)
 
 
 def write_parquet(frame: pl.DataFrame, path: str | os.PathLike[str]) -> None:

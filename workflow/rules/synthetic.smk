@@ -19,10 +19,13 @@ rule synthetic_part:
         "logs/benchmarks/synthetic_part/n~{n}_eps~{eps}.tsv"
     conda:
         CONDA_ENV
+    threads: 4
     resources:
         mem_mb=1000,
         runtime=15,
     params:
+        n=lambda wildcards: int(wildcards.n),
+        epsilon=lambda wildcards: float(wildcards.eps),
         runs=config["synthetic"]["runs"],
         grid_size=config["synthetic"]["grid_size"],
         seed=config["seed"],
@@ -32,13 +35,16 @@ rule synthetic_part:
 
 rule synthetic_combine:
     input:
-        parts=get_synthetic_parts(),
+        values=get_synthetic_parts(),
     output:
         values="results/synthetic/values.parquet",
     log:
         "logs/synthetic_combine/combine.log",
     conda:
         CONDA_ENV
+    params:
+        tables=["values"],
+        sort_by=None,
     script:
         "../../scripts/combine_parquet.py"
 

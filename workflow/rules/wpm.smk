@@ -131,7 +131,7 @@ rule wpm_movielens_part:
         runtime=60,
     params:
         **get_wpm_movielens_params(),
-        epsilons=lambda wildcards: [float(wildcards.eps)],
+        epsilon=lambda wildcards: float(wildcards.eps),
         include_nonprivate=False,
     script:
         "../../scripts/wpm_movielens_part.py"
@@ -157,7 +157,7 @@ rule wpm_movielens_nonprivate:
         runtime=10,
     params:
         **get_wpm_movielens_params(),
-        epsilons=[],
+        epsilon=None,
         include_nonprivate=True,
     script:
         "../../scripts/wpm_movielens_part.py"
@@ -185,7 +185,7 @@ rule wpm_movielens_combine:
         tables=["validation", "test"],
         sort_by=["method", "epsilon", "scale"],
     script:
-        "../../scripts/wpm_combine.py"
+        "../../scripts/combine_parquet.py"
 
 
 rule wpm_movielens_figure:
@@ -253,6 +253,7 @@ rule wpm_gowalla_w1:
         runtime=60,
     params:
         **get_wpm_gowalla_grid_params(),
+        epsilon=lambda wildcards: float(wildcards.eps),
         repeats=config["wpm"]["gowalla"]["repeats"],
         seed=lambda wildcards: get_wpm_seed("wpm_gowalla_w1", wildcards.eps),
     script:
@@ -279,7 +280,7 @@ rule wpm_gowalla_combine:
         tables=["table"],
         sort_by=["method", "epsilon", "repeat"],
     script:
-        "../../scripts/wpm_combine.py"
+        "../../scripts/combine_parquet.py"
 
 
 rule wpm_gowalla_figure:
@@ -321,6 +322,7 @@ rule wpm_gowalla_maps:
         runtime=30,
     params:
         **get_wpm_gowalla_grid_params(),
+        epsilon=lambda wildcards: float(wildcards.eps),
         seed=lambda wildcards: get_wpm_seed("wpm_gowalla_maps", wildcards.eps),
     script:
         "../../scripts/wpm_gowalla_maps.py"

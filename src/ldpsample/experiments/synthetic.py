@@ -59,7 +59,14 @@ def point_mass_grid(*, n: int, grid_size: int) -> tuple[NDArray[np.float64], NDA
 
 
 def synthetic_values(
-    *, n: int, epsilon: float, runs: int, grid_size: int, seed: int, progress: bool = False
+    *,
+    n: int,
+    epsilon: float,
+    runs: int,
+    grid_size: int,
+    seed: int,
+    progress: bool = False,
+    threads: int | None = None,
 ) -> pl.DataFrame:
     """Compute the Fig. 2 values for one ``(n, epsilon)``.
 
@@ -77,6 +84,9 @@ def synthetic_values(
         Seed of the priors (see :func:`draw_priors`).
     progress
         Show a progress bar over the runs on stderr.
+    threads
+        Threads of the minimax sampler and the KL mollifier (None: their default; see
+        :mod:`ldpsample._threads`); no value depends on it.
 
     Returns
     -------
@@ -91,12 +101,14 @@ def synthetic_values(
     p1, P = point_mass_grid(n=n, grid_size=grid_size)
     parts = []
     for run, q in _progress(enumerate(priors), desc="runs", total=runs, enabled=progress):
-        released = apply_minimax(P, q, epsilon=epsilon)
+        released = apply_minimax(P, q, epsilon=epsilon, threads=threads)
         values = {
             ("minimax", "tv"): tv_distance(P, released),
             ("minimax", "kl"): kl_divergence(P, released),
             ("mollifier", "tv"): tv_distance(P, relative_mollifier_tv(P, q, epsilon=epsilon)),
-            ("mollifier", "kl"): kl_divergence(P, relative_mollifier_kl(P, q, epsilon=epsilon)),
+            ("mollifier", "kl"): kl_divergence(
+                P, relative_mollifier_kl(P, q, epsilon=epsilon, threads=threads)
+            ),
         }
         for (method, divergence), value in values.items():
             parts.append(
