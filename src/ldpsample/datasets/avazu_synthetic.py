@@ -22,8 +22,9 @@ from __future__ import annotations
 import gzip
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -172,6 +173,54 @@ def generate_avazu_like(
     pathlib.Path
         ``path``.
     """
+    users, sites, values_per_attribute = _check_options(
+        rows=rows,
+        users=users,
+        sites=sites,
+        attributes=attributes,
+        placeholder_share=placeholder_share,
+        click_rate=click_rate,
+        chunk_rows=chunk_rows,
+    )
+    path = Path(path)
+    gz = path.name.endswith(".gz") if compress is None else compress
+    rng = np.random.default_rng(seed)
+    pools = _draw_pools(
+        rng,
+        rows=rows,
+        users=users,
+        sites=sites,
+        values_per_attribute=values_per_attribute,
+        click_rate=click_rate,
+        user_exponent=user_exponent,
+        site_exponent=site_exponent,
+        attribute_exponent=attribute_exponent,
+    )
+
+    def make_batch(written: int, n: int) -> pa.RecordBatch:
+        return _make_batch(
+            rng, pools, written=written, n=n, rows=rows, placeholder_share=placeholder_share
+        )
+
+    _write_csv(
+        path, make_batch, rows=rows, chunk_rows=chunk_rows, gz=gz, compresslevel=compresslevel
+    )
+    log.info("wrote %d Avazu-like rows to %s (seed %d)", rows, path, seed)
+    return path
+
+
+def _check_options(
+    *,
+    rows: int,
+    users: int | None,
+    sites: int | None,
+    attributes: int | Mapping[str, int] | None,
+    placeholder_share: float,
+    click_rate: float,
+    chunk_rows: int,
+) -> tuple[int, int, dict[str, int]]:
+    """Check :func:`generate_avazu_like`'s options; return ``users``, ``sites`` (defaults
+    filled in) and the number of values per attribute."""
     check_integer(rows, name="rows", minimum=0)
     check_integer(chunk_rows, name="chunk_rows", minimum=0)
     if chunk_rows == 0:
@@ -184,11 +233,44 @@ def generate_avazu_like(
     sites = max(20, min(4000, rows // 500)) if sites is None else sites
     check_integer(users, name="users", minimum=1)
     check_integer(sites, name="sites", minimum=1)
-    values_per_attribute = _attribute_values(attributes)
-    path = Path(path)
-    gz = path.name.endswith(".gz") if compress is None else compress
-    rng = np.random.default_rng(seed)
+    return users, sites, _attribute_values(attributes)
 
+
+@dataclass(frozen=True)
+class _Pools:
+    """What every chunk draws from: id pools (hex strings), Zipf CDFs, per-site click rates and
+    the attributes' code tables, CDFs and per-site values."""
+
+    device_pool: pa.StringArray
+    site_pool: pa.StringArray
+    domain_pool: pa.StringArray
+    category_pool: pa.StringArray
+    site_category: NDArray[np.int64]
+    ip_pool: pa.StringArray
+    model_pool: pa.StringArray
+    site_ctr: NDArray[np.float64]
+    user_cdf: NDArray[np.float64]
+    site_cdf: NDArray[np.float64]
+    ip_cdf: NDArray[np.float64]
+    model_cdf: NDArray[np.float64]
+    codes: dict[str, NDArray[np.int64]]
+    cdfs: dict[str, NDArray[np.float64]]
+    site_value: dict[str, NDArray[np.int64]]
+
+
+def _draw_pools(
+    rng: np.random.Generator,
+    *,
+    rows: int,
+    users: int,
+    sites: int,
+    values_per_attribute: dict[str, int],
+    click_rate: float,
+    user_exponent: float,
+    site_exponent: float,
+    attribute_exponent: float,
+) -> _Pools:
+    """Draw the pools, in the order the generator's stream has always used (same file)."""
     placeholder = int(PLACEHOLDER_DEVICE_ID, 16)
     device_pool = _hex8(_unique_uint32(rng, users, exclude=placeholder))
     site_codes = _unique_uint32(rng, sites, exclude=placeholder)
@@ -205,8 +287,6 @@ def generate_avazu_like(
     # Rescale so that the popularity-weighted mean rate is click_rate (heavy sites dominate).
     site_weight = np.diff(site_cdf, prepend=0.0)
     site_ctr = np.clip(site_ctr * click_rate / float(site_weight @ site_ctr), 0.0, 0.95)
-    ip_cdf = _zipf_cdf(len(ip_pool), 1.0)
-    model_cdf = _zipf_cdf(len(model_pool), 1.1)
     codes: dict[str, NDArray[np.int64]] = {}
     cdfs: dict[str, NDArray[np.float64]] = {}
     site_value: dict[str, NDArray[np.int64]] = {}
@@ -219,75 +299,115 @@ def generate_avazu_like(
         codes[name] = table
         cdfs[name] = _zipf_cdf(count, attribute_exponent)
         site_value[name] = _draw(rng, cdfs[name], sites)
-
-    app = {
-        "app_id": "ecad2386",
-        "app_domain": "7801e8d9",
-        "app_category": "07d7df22",
-    }
-    schema = pa.schema(
-        [
-            (c, pa.uint64() if c == "id" else pa.int64())
-            if c
-            in (
-                "id",
-                "click",
-                "hour",
-                "banner_pos",
-                "device_type",
-                "device_conn_type",
-                *AVAZU_ATTRIBUTES,
-            )
-            else (c, pa.string())
-            for c in AVAZU_COLUMNS
-        ]
+    return _Pools(
+        device_pool=device_pool,
+        site_pool=site_pool,
+        domain_pool=domain_pool,
+        category_pool=category_pool,
+        site_category=site_category,
+        ip_pool=ip_pool,
+        model_pool=model_pool,
+        site_ctr=site_ctr,
+        user_cdf=user_cdf,
+        site_cdf=site_cdf,
+        ip_cdf=_zipf_cdf(len(ip_pool), 1.0),
+        model_cdf=_zipf_cdf(len(model_pool), 1.1),
+        codes=codes,
+        cdfs=cdfs,
+        site_value=site_value,
     )
-    hours = 240  # 10 days, 2014-10-21 00h .. 2014-10-30 23h
 
-    def make_batch(written: int, n: int) -> pa.RecordBatch:
-        index = np.arange(written, written + n)
-        hour_index = index * hours // max(rows, 1)
-        hour = 14_100_000 + (21 + hour_index // 24) * 100 + hour_index % 24
-        site = _draw(rng, site_cdf, n)
-        is_placeholder = rng.random(n) < placeholder_share
-        device = _draw(rng, user_cdf, n)
-        device_ids = device_pool.take(pa.array(device))
-        device_ids = pc.if_else(pa.array(is_placeholder), PLACEHOLDER_DEVICE_ID, device_ids)
-        columns: dict[str, pa.Array] = {
-            "id": pa.array(
-                rng.integers(0, 2**63, size=n, dtype=np.uint64)
-                + rng.integers(0, 2**63, size=n, dtype=np.uint64)
-            ),
-            "click": pa.array((rng.random(n) < site_ctr[site]).astype(np.int64)),
-            "hour": pa.array(hour.astype(np.int64)),
-            "banner_pos": pa.array(
-                np.where(rng.random(n) < 0.72, 0, np.where(rng.random(n) < 0.95, 1, 7))
-            ),
-            "site_id": site_pool.take(pa.array(site)),
-            "site_domain": domain_pool.take(pa.array(site)),
-            "site_category": category_pool.take(pa.array(site_category[site])),
-            "device_id": device_ids,
-            "device_ip": ip_pool.take(pa.array(_draw(rng, ip_cdf, n))),
-            "device_model": model_pool.take(pa.array(_draw(rng, model_cdf, n))),
-            "device_type": pa.array(
-                np.where(rng.random(n) < 0.92, 1, np.where(rng.random(n) < 0.5, 0, 4))
-            ),
-            "device_conn_type": pa.array(
-                np.where(rng.random(n) < 0.86, 0, np.where(rng.random(n) < 0.6, 2, 3))
-            ),
-        }
-        for name, const in app.items():
-            columns[name] = pa.repeat(pa.scalar(const, pa.string()), n)
-        for name in AVAZU_ATTRIBUTES:
-            tied = rng.random(n) < 0.5
-            value = np.where(tied, site_value[name][site], _draw(rng, cdfs[name], n))
-            columns[name] = pa.array(codes[name][value])
-        batch = pa.RecordBatch.from_arrays(
-            [columns[c].cast(schema.field(c).type) for c in AVAZU_COLUMNS],
-            schema=schema,
-        )
-        return batch
 
+#: Constant app columns of every row.
+_APP = {
+    "app_id": "ecad2386",
+    "app_domain": "7801e8d9",
+    "app_category": "07d7df22",
+}
+
+#: Arrow types of the written columns (integers for the numeric ones, strings otherwise).
+_INTEGER_COLUMNS = (
+    "id",
+    "click",
+    "hour",
+    "banner_pos",
+    "device_type",
+    "device_conn_type",
+    *AVAZU_ATTRIBUTES,
+)
+_SCHEMA = pa.schema(
+    [
+        (c, pa.uint64() if c == "id" else pa.int64()) if c in _INTEGER_COLUMNS else (c, pa.string())
+        for c in AVAZU_COLUMNS
+    ]
+)
+
+_HOURS = 240  # 10 days, 2014-10-21 00h .. 2014-10-30 23h
+
+
+def _make_batch(
+    rng: np.random.Generator,
+    pools: _Pools,
+    *,
+    written: int,
+    n: int,
+    rows: int,
+    placeholder_share: float,
+) -> pa.RecordBatch:
+    """Rows ``written .. written + n`` of the file (hours advance with the row index)."""
+    index = np.arange(written, written + n)
+    hour_index = index * _HOURS // max(rows, 1)
+    hour = 14_100_000 + (21 + hour_index // 24) * 100 + hour_index % 24
+    site = _draw(rng, pools.site_cdf, n)
+    is_placeholder = rng.random(n) < placeholder_share
+    device = _draw(rng, pools.user_cdf, n)
+    device_ids = pools.device_pool.take(pa.array(device))
+    device_ids = pc.if_else(pa.array(is_placeholder), PLACEHOLDER_DEVICE_ID, device_ids)
+    columns: dict[str, pa.Array] = {
+        "id": pa.array(
+            rng.integers(0, 2**63, size=n, dtype=np.uint64)
+            + rng.integers(0, 2**63, size=n, dtype=np.uint64)
+        ),
+        "click": pa.array((rng.random(n) < pools.site_ctr[site]).astype(np.int64)),
+        "hour": pa.array(hour.astype(np.int64)),
+        "banner_pos": pa.array(
+            np.where(rng.random(n) < 0.72, 0, np.where(rng.random(n) < 0.95, 1, 7))
+        ),
+        "site_id": pools.site_pool.take(pa.array(site)),
+        "site_domain": pools.domain_pool.take(pa.array(site)),
+        "site_category": pools.category_pool.take(pa.array(pools.site_category[site])),
+        "device_id": device_ids,
+        "device_ip": pools.ip_pool.take(pa.array(_draw(rng, pools.ip_cdf, n))),
+        "device_model": pools.model_pool.take(pa.array(_draw(rng, pools.model_cdf, n))),
+        "device_type": pa.array(
+            np.where(rng.random(n) < 0.92, 1, np.where(rng.random(n) < 0.5, 0, 4))
+        ),
+        "device_conn_type": pa.array(
+            np.where(rng.random(n) < 0.86, 0, np.where(rng.random(n) < 0.6, 2, 3))
+        ),
+    }
+    for name, const in _APP.items():
+        columns[name] = pa.repeat(pa.scalar(const, pa.string()), n)
+    for name in AVAZU_ATTRIBUTES:
+        tied = rng.random(n) < 0.5
+        value = np.where(tied, pools.site_value[name][site], _draw(rng, pools.cdfs[name], n))
+        columns[name] = pa.array(pools.codes[name][value])
+    return pa.RecordBatch.from_arrays(
+        [columns[c].cast(_SCHEMA.field(c).type) for c in AVAZU_COLUMNS],
+        schema=_SCHEMA,
+    )
+
+
+def _write_csv(
+    path: Path,
+    make_batch: Callable[[int, int], pa.RecordBatch],
+    *,
+    rows: int,
+    chunk_rows: int,
+    gz: bool,
+    compresslevel: int,
+) -> None:
+    """Write the header and ``rows`` rows chunk by chunk, atomically (gzip when ``gz``)."""
     options = pacsv.WriteOptions(include_header=False, quoting_style="none")
     with atomic_path(path) as tmp:
         raw = gzip.open(tmp, "wb", compresslevel=compresslevel) if gz else open(tmp, "wb")  # noqa: SIM115
@@ -307,5 +427,3 @@ def generate_avazu_like(
                 written += n
             if pending is not None:
                 pending.result()
-    log.info("wrote %d Avazu-like rows to %s (seed %d)", rows, path, seed)
-    return path
