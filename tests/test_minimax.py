@@ -378,7 +378,6 @@ def test_threaded_dense_build_equals_the_row_by_row_release():
     seed=st.integers(0, 2**32 - 1),
     width=st.sampled_from([1, 2, 3, 5, 16]),
     block=st.sampled_from([1, 7, 64, 65_536]),
-    users_inner=st.booleans(),
 )
 def test_apply_layout_matches_the_recursion(
     q: np.ndarray,
@@ -387,10 +386,9 @@ def test_apply_layout_matches_the_recursion(
     seed: int,
     width: int,
     block: int,
-    users_inner: bool,
 ) -> None:
-    """Either layout, any chunk width (padding or not), block size (one row per block up to all
-    rows) and prior (ties, zeros, any order) gives P @ K of the paper's recursion."""
+    """Any chunk width (padding or not), block size (one row per block up to all rows) and prior
+    (ties, zeros, any order) gives P @ K of the paper's recursion."""
     import ldpsample.minimax as minimax_module
 
     P = np.random.default_rng(seed).dirichlet(np.ones(q.size), size=users)
@@ -399,7 +397,6 @@ def test_apply_layout_matches_the_recursion(
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(minimax_module, "_SCAN_MAX_WIDTH", width)
         mp.setattr(minimax_module, "_BLOCK_ENTRIES", block)
-        mp.setattr(minimax_module, "_USERS_INNER_MAX_N", 10**9 if users_inner else 0)
         out = apply_minimax(P, q, epsilon=epsilon)
     K = oracle_kernel(q, epsilon)
     np.testing.assert_allclose(out, P @ K, rtol=0, atol=1e-12)
@@ -485,3 +482,19 @@ def test_invalid_threads(threads: object, error: type[Exception]) -> None:
         apply_minimax(q, q, epsilon=1.0, threads=threads)
     with pytest.raises(error, match="threads"):
         minimax_kernel(q, epsilon=1.0, threads=threads)
+
+
+@pytest.mark.parametrize("n", [1, 3, 100, 4000])
+def test_a_row_does_not_depend_on_the_rest_of_the_batch(n: int) -> None:
+    """The matrix products run on full tiles of rows, so a row gets the same bits alone (1-D),
+    in any prefix or suffix of the batch and in a short last block."""
+    rng = np.random.default_rng(n)
+    q = rng.dirichlet(np.ones(n))
+    P = rng.dirichlet(np.ones(n), size=37)
+    kernel = minimax_coefficients(q, epsilon=0.7)
+    full = apply_minimax(P, kernel)
+    for r in (1, 2, 5, 16, 17, 33):
+        np.testing.assert_array_equal(apply_minimax(P[:r], kernel), full[:r])
+        np.testing.assert_array_equal(apply_minimax(P[-r:], kernel), full[-r:])
+    for i in (0, 15, 36):
+        np.testing.assert_array_equal(apply_minimax(P[i], kernel), full[i])

@@ -48,12 +48,15 @@ __all__ = [
 #: Rows of ``P`` handled per block by :func:`apply_minimax` is about this many entries / n: the
 #: block's working arrays then stay in L2 cache.
 _BLOCK_ENTRIES = 65_536
-#: Chunks per row in :func:`apply_minimax`'s layout are at most this wide (``W``); see
-#: :class:`_ScanPlan`. Wider chunks mean fewer, larger slice additions and a shorter ``cumsum``
-#: over the chunk totals.
+#: Blocks of :func:`apply_minimax` hold a multiple of this many rows (a short last block is padded
+#: with zero rows): BLAS kernels treat rows in tiles of 4, 8 or 16 and round a row differently
+#: in a partial tile, so full tiles make every row's result independent of how many users share
+#: the call (a 1-D ``p`` gives the same bits as the same row in a batch).
+_ROW_MULTIPLE = 16
+#: Chunks of :func:`apply_minimax`'s layout are at most this wide (``W``, about ``sqrt(n)``
+#: below); see :class:`_ChunkPlan`. Each chunk costs ``2 (W + 2)`` flops per entry in its matrix
+#: product; narrower chunks mean more, smaller products (16 to 32 measured best at n = 4000).
 _SCAN_MAX_WIDTH = 16
-#: Up to this many items, :func:`apply_minimax` keeps the users innermost (:func:`_apply_block_t`).
-_USERS_INNER_MAX_N = 512
 #: :func:`apply_minimax` splits the row blocks over threads from this many entries of ``P`` on.
 _APPLY_THREADED_ENTRIES = 1 << 20
 #: Entries per row block when :meth:`MinimaxKernel.dense` fills ``K``.
@@ -271,147 +274,107 @@ def _resolve_kernel(q: ArrayLike | MinimaxKernel, epsilon: float | None) -> Mini
 
 
 @dataclass(frozen=True, eq=False)
-class _ScanPlan:
-    """Where each item goes in the chunked layout of :func:`apply_minimax`, for one kernel.
+class _ChunkPlan:
+    """The chunked form of ``K`` that :func:`apply_minimax` multiplies by, for one kernel.
 
-    Sorted rank ``k = l W + w`` (chunk ``l`` of ``W`` consecutive ranks, offset ``w``) is stored
-    at position ``w L + l`` of a row of ``N = W L >= n`` slots, i.e. a row is a ``(W, L)`` array
-    whose column ``l`` is chunk ``l``. Prefix sums within every chunk are then ``W - 1`` vector
-    additions of whole ``(rows, L)`` slices, with no Python loop over items. The ``N - n < W``
-    padding slots are the largest ranks of the last chunk (``l = L - 1``, ``w >= pad_from``).
+    Sorted ranks are cut into ``L`` chunks of ``W`` consecutive ranks (rank ``k = l W + w``;
+    the ``L W - n < W`` padding ranks at the end have all-zero weights). In sorted order
+
+        (pK)_j = sum_{i in chunk(j)} p_i K_ij + q_j A_l + q_j c_j T_l,
+
+    with the exclusive running sums across chunks ``A_l = sum_{l' < l} sum_{i in l'} p_i c_i``
+    and ``T_l = sum_{l' > l} sum_{i in l'} p_i``, because ``K_ij = q_j c_i`` for ``i < j`` and
+    ``q_j c_j`` for ``i > j``. A row of users' data is laid out as ``(L, W + 2)``: chunk ``l``'s
+    ``W`` masses followed by ``A_l`` and ``T_l``, so that one small matrix product per chunk,
+    ``[p_chunk, A_l, T_l] @ blocks[l]``, gives the chunk's output. Every weight is
+    non-negative and every running sum accumulates in its own direction (the suffix sums are
+    reverse running sums, never ``total - prefix``), so nothing cancels.
     """
 
     W: int
     L: int
-    users_inner: bool  # layout (W, L, users) instead of (users, W, L); see _apply_block_t
-    gather: NDArray[np.intp]  # slot -> caller item (0 for padding slots, zeroed after the take)
-    scatter: NDArray[np.intp]  # caller item -> slot
-    pad_from: int
-    c: FloatArray  # (W, L) in the layout, 0 on padding; likewise q, q c and the diagonal
-    q: FloatArray
-    qc: FloatArray
-    diagonal: FloatArray
+    gather: NDArray[np.intp]  # slot of the (L, W + 2) layout -> caller item (0 where unused)
+    scatter: NDArray[np.intp]  # caller item -> position of its rank in the (L, W) output
+    totals: FloatArray  # (L, W, 2): per chunk, columns c and 1 (0 on padding)
+    blocks: FloatArray  # (L, W + 2, W): the chunk's diagonal block of K, then rows q and q c
 
 
-def _scan_plan(kernel: MinimaxKernel) -> _ScanPlan:
+def _chunk_plan(kernel: MinimaxKernel) -> _ChunkPlan:
     n = kernel.n
-    users_inner = n <= _USERS_INNER_MAX_N
-    if users_inner:  # W and L loops of whole user vectors: W ~ L ~ sqrt(n)
-        W = max(1, round(math.sqrt(n)))
-    else:
-        W = max(1, min(_SCAN_MAX_WIDTH, round(math.sqrt(n) / 3)))
+    W = max(1, min(_SCAN_MAX_WIDTH, round(math.sqrt(n))))
     L = -(-n // W)
-    W = -(-n // L)  # W L - n < W: padding only in the last chunk
-    ranks = np.arange(W * L)
-    slot_of_rank = (ranks % W) * L + ranks // W
-    gather = np.zeros(W * L, dtype=np.intp)
-    gather[slot_of_rank[:n]] = kernel.order
+    W = -(-n // L)  # L W - n < W: padding only in the last chunk
+    N = L * W
+    pad = N - n
+
+    def padded(x: FloatArray) -> FloatArray:
+        return np.concatenate([x, np.zeros(pad)]).reshape(L, W)
+
+    c, q = padded(kernel.c), padded(kernel.q_sorted)
+    qc = padded(kernel.q_sorted * kernel.c)
+    diagonal = padded(kernel.diagonal_sorted)
+    # Within a chunk K[i, j] = q_j c_{min(i, j)} = q_j max(c_i, c_j) off the diagonal.
+    blocks = np.empty((L, W + 2, W))
+    np.maximum(c[:, :, None], c[:, None, :], out=blocks[:, :W])
+    blocks[:, :W] *= q[:, None, :]
+    w = np.arange(W)
+    blocks[:, w, w] = diagonal
+    blocks[:, W] = q
+    blocks[:, W + 1] = qc
+    valid = padded(np.ones(n))
+    blocks[:, :W] *= valid[:, :, None]  # padding ranks contribute nothing
+    totals = np.stack([c, valid], axis=2)
+    slots = (np.arange(N) // W) * (W + 2) + np.arange(N) % W  # rank -> slot of the input layout
+    gather = np.zeros(L * (W + 2), dtype=np.intp)
+    gather[slots[:n]] = kernel.order
     scatter = np.empty(n, dtype=np.intp)
-    scatter[kernel.order] = slot_of_rank[:n]
-
-    def spread(x: FloatArray) -> FloatArray:
-        out = np.zeros(W * L)
-        out[slot_of_rank[:n]] = x
-        return out.reshape(W, L)
-
-    return _ScanPlan(
-        W,
-        L,
-        users_inner,
-        gather,
-        scatter,
-        n - (L - 1) * W,
-        spread(kernel.c),
-        spread(kernel.q_sorted),
-        spread(kernel.q_sorted * kernel.c),
-        spread(kernel.diagonal_sorted),
-    )
+    scatter[kernel.order] = np.arange(n)
+    return _ChunkPlan(W, L, gather, scatter, totals, blocks)
 
 
-def _apply_block(block: FloatArray, out: FloatArray, plan: _ScanPlan, work: FloatArray) -> None:
-    """``out = block @ K`` for one block of users (rows), in a handful of whole-block passes.
+class _BlockWork:
+    """Working arrays of :func:`_apply_block` for blocks of ``rows`` users, and the views of them
+    that its steps read and write (built once per block size: per-block view construction costs
+    as much as a step at this size)."""
 
-    In sorted order ``(pK)_j = q_j A_j + q_j c_j T_j + K_jj p_j`` with the exclusive prefix sums
-    ``A_j = sum_{i<j} p_i c_i`` and the exclusive suffix sums ``T_j = sum_{i>j} p_i``. Both are
-    running sums of non-negative terms in their own direction (the suffix sums are reverse
-    cumulative sums, never ``total - prefix``), so nothing cancels. In the layout of
-    :class:`_ScanPlan`: chunk totals (one reduction each), their exclusive running sums across
-    chunks (a short ``cumsum`` over ``L``), then ``W - 1`` slice additions within the chunks
-    seeded with those offsets; one gather before and one scatter after.
+    def __init__(self, plan: _ChunkPlan, rows: int) -> None:
+        W, L = plan.W, plan.L
+        self.rows = rows
+        x = np.empty((rows, L, W + 2))
+        self.x_flat = x.reshape(rows, L * (W + 2))
+        self.x_chunks = x.transpose(1, 0, 2)  # (L, rows, W + 2): one matrix per chunk
+        self.p_chunks = self.x_chunks[:, :, :W]
+        totals = np.empty((rows, L, 2))
+        self.totals_chunks = totals.transpose(1, 0, 2)
+        self.chunk_pc = totals[:, :-1, 0]  # chunk totals of p c, all but the last chunk
+        self.chunk_p_reversed = totals[:, ::-1, 1][:, :-1]  # of p, last chunk first
+        self.forward = x[:, :, W]  # A_l
+        self.backward = x[:, ::-1, W + 1]  # T_l, last chunk first
+        y = np.empty((rows, L, W))
+        self.y_flat = y.reshape(rows, L * W)
+        self.y_chunks = y.transpose(1, 0, 2)
+
+
+def _apply_block(block: FloatArray, out: FloatArray, plan: _ChunkPlan, work: _BlockWork) -> None:
+    """``out = block @ K`` for one block of ``work.rows`` users: one gather, two batched matrix
+    products over the chunks and one scatter (see :class:`_ChunkPlan`).
+
+    The gather puts the users' masses in sorted order into the ``(L, W + 2)`` layout; a first
+    product gives every chunk's totals of ``p c`` and ``p``; their exclusive running sums
+    across chunks (forward for ``A``, backward for ``T``) fill the last two columns; a second
+    product gives the output in sorted order, which the scatter puts back in caller order.
+    ``mode="wrap"`` because ``np.take`` buffers its output in the default mode (the indices are
+    in range).
     """
-    W, L = plan.W, plan.L
-    rows = block.shape[0]
-    size = rows * W * L
-    x, pc, A, T = (work[i * size : (i + 1) * size].reshape(rows, W, L) for i in range(4))
-    offsets = work[4 * size : 4 * size + rows * L].reshape(rows, L)
-    np.take(block, plan.gather, axis=1, out=x.reshape(rows, W * L))
-    if plan.pad_from < W:
-        x[:, plan.pad_from :, L - 1] = 0.0
-    np.multiply(x, plan.c, out=pc)
-    add = np.add
-    # A: seeded with the sum of p c over all earlier chunks, then forward within each chunk.
-    np.sum(pc, axis=1, out=offsets)
-    np.cumsum(offsets[:, :-1], axis=1, out=offsets[:, 1:])
-    offsets[:, 0] = 0.0
-    A[:, 0] = offsets
-    for w in range(1, W):
-        add(A[:, w - 1], pc[:, w - 1], out=A[:, w])
-    # T: seeded with the sum of p over all later chunks, then backward within each chunk.
-    np.sum(x, axis=1, out=offsets)
-    backward = offsets[:, ::-1]
-    np.cumsum(backward[:, :-1], axis=1, out=backward[:, 1:])
-    backward[:, 0] = 0.0
-    T[:, W - 1] = offsets
-    for w in range(W - 2, -1, -1):
-        add(T[:, w + 1], x[:, w + 1], out=T[:, w])
-    A *= plan.q
-    T *= plan.qc
-    A += T
-    x *= plan.diagonal
-    A += x
-    np.take(A.reshape(rows, W * L), plan.scatter, axis=1, out=out)
-
-
-def _apply_block_t(block: FloatArray, out: FloatArray, plan: _ScanPlan, work: FloatArray) -> None:
-    """:func:`_apply_block` with the users innermost, layout ``(W, L, users)``, for small ``n``.
-
-    Every step is then an operation on contiguous vectors of whole blocks of users: ``W - 1``
-    slice additions within the chunks and ``L - 1`` additions of chunk totals across them
-    (``W ~ L ~ sqrt(n)``), plus one transposing gather and one transposing scatter. For small
-    ``n`` this beats the ``(users, W, L)`` layout, whose slices are only ``L`` items long.
-    """
-    W, L = plan.W, plan.L
-    users = block.shape[0]
-    size = W * L * users
-    x, pc, A, T = (work[i * size : (i + 1) * size].reshape(W, L, users) for i in range(4))
-    totals = work[4 * size : 4 * size + 2 * L * users].reshape(2, L, users)
-    np.take(block.T, plan.gather, axis=0, out=x.reshape(W * L, users))
-    if plan.pad_from < W:
-        x[plan.pad_from :, L - 1] = 0.0
-    np.multiply(x, plan.c[:, :, None], out=pc)
-    add = np.add
-    np.sum(pc, axis=0, out=totals[0])
-    np.sum(x, axis=0, out=totals[1])
-    # A: seeded with the sum of p c over all earlier chunks, then forward within each chunk.
-    A[0, 0] = 0.0
-    for chunk in range(1, L):
-        add(A[0, chunk - 1], totals[0, chunk - 1], out=A[0, chunk])
-    for w in range(1, W):
-        add(A[w - 1], pc[w - 1], out=A[w])
-    # T: seeded with the sum of p over all later chunks, then backward within each chunk.
-    T[W - 1, L - 1] = 0.0
-    for chunk in range(L - 2, -1, -1):
-        add(T[W - 1, chunk + 1], totals[1, chunk + 1], out=T[W - 1, chunk])
-    for w in range(W - 2, -1, -1):
-        add(T[w + 1], x[w + 1], out=T[w])
-    A *= plan.q[:, :, None]
-    T *= plan.qc[:, :, None]
-    A += T
-    x *= plan.diagonal[:, :, None]
-    A += x
-    scattered = pc.reshape(-1)[: out.size].reshape(out.shape[1], users)
-    np.take(A.reshape(W * L, users), plan.scatter, axis=0, out=scattered)
-    out[...] = scattered.T
+    w = work
+    np.take(block, plan.gather, axis=1, out=w.x_flat, mode="wrap")
+    np.matmul(w.p_chunks, plan.totals, out=w.totals_chunks)
+    w.forward[:, 0] = 0.0
+    np.cumsum(w.chunk_pc, axis=1, out=w.forward[:, 1:])
+    w.backward[:, 0] = 0.0
+    np.cumsum(w.chunk_p_reversed, axis=1, out=w.backward[:, 1:])
+    np.matmul(w.x_chunks, plan.blocks, out=w.y_chunks)
+    np.take(w.y_flat, plan.scatter, axis=1, out=out, mode="wrap")
 
 
 def apply_minimax(
@@ -424,14 +387,19 @@ def apply_minimax(
     """Release distributions ``P @ K`` of the minimax-optimal kernel, without forming ``K``.
 
     In sorted order, ``(pK)_j = q_j [sum_{i<j} p_i c_i + c_j (sum_{i>j} p_i + e^ε p_j)]``
-    (Algorithm 1 in closed form, ``docs/minimax.md``). The prefix sums of ``p c`` and the suffix
-    sums of ``p`` (reverse running sums, so nothing cancels) are computed for a block of users at
-    a time in a handful of whole-block passes: one gather into sorted order, chunk totals, a
-    short ``cumsum`` across chunks, ``W - 1 <= 15`` slice additions within the chunks, one
-    combination and one scatter back (:func:`_apply_block`); there is no Python loop over items.
-    O(users * n) time, exact up to rounding, and linear in each row of ``P`` (rows need only sum
-    to 1 within the usual tolerance). Large inputs (``users * n >= 2**20``) split the blocks
-    over up to ``threads`` threads (numpy releases the GIL), as :meth:`MinimaxKernel.dense` does.
+    (Algorithm 1 in closed form, ``docs/minimax.md``). The sorted items are cut into ``L``
+    chunks of ``W ~ sqrt(n) <= 16`` consecutive ranks; within a chunk the kernel's own
+    ``W x W`` diagonal block is applied as a small matrix product, and everything before and
+    after the chunk enters through two running sums across chunks (of ``p c`` forward, of ``p``
+    backward: reverse running sums, so nothing cancels). For a block of users that is one
+    gather into sorted order, two batched matrix products (BLAS) with a short ``cumsum`` between
+    them, and one scatter back (:func:`_apply_block`, :class:`_ChunkPlan`); there is no Python
+    loop over items. O(users * n * W) flops but memory-bound: a few passes over ``P``. Exact up
+    to rounding (every term is non-negative), and linear in each row of ``P`` (rows need only
+    sum to 1 within the usual tolerance). A row's result does not depend on the other rows in
+    the call, on the block size or on ``threads``. Large inputs (``users * n >= 2**20``) split
+    the blocks over up to ``threads`` threads (numpy and BLAS release the GIL), as
+    :meth:`MinimaxKernel.dense` does.
 
     Parameters
     ----------
@@ -470,18 +438,25 @@ def apply_minimax(
     users = P2.shape[0]
     out = np.empty((users, n))
     if users:
-        plan = _scan_plan(kernel)
-        slots = plan.W * plan.L
-        rows = max(1, min(users, _BLOCK_ENTRIES // slots))
+        plan = _chunk_plan(kernel)
+        per_block = max(1, _BLOCK_ENTRIES // (plan.L * plan.W * _ROW_MULTIPLE))
+        rows = _ROW_MULTIPLE * min(per_block, -(-users // _ROW_MULTIPLE))
         starts = range(0, users, rows)
 
-        apply_block = _apply_block_t if plan.users_inner else _apply_block
-
         def run(first: int, last: int) -> None:
-            work = np.empty(4 * rows * slots + 2 * rows * plan.L)
+            work = _BlockWork(plan, rows)
             for start in starts[first:last]:
                 stop = min(start + rows, users)
-                apply_block(P2[start:stop], out[start:stop], plan, work)
+                if stop - start == rows:
+                    _apply_block(P2[start:stop], out[start:stop], plan, work)
+                    continue
+                # The last, short block: padded with zero rows to a multiple of _ROW_MULTIPLE.
+                padded = -(-(stop - start) // _ROW_MULTIPLE) * _ROW_MULTIPLE
+                block = np.zeros((padded, n))
+                block[: stop - start] = P2[start:stop]
+                result = np.empty((padded, n))
+                _apply_block(block, result, plan, _BlockWork(plan, padded))
+                out[start:stop] = result[: stop - start]
 
         large = users * n >= _APPLY_THREADED_ENTRIES
         run_split(run, len(starts), worker_count(threads, len(starts), large=large))
