@@ -9,10 +9,44 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+def shared_data_skip_reason(*parts: str) -> str | None:
+    """Why a test that reads ``../shared/data`` (or the ``parts`` inside it) cannot run, or None.
+
+    The one wording of every such skip: which paths are missing and where the copies come from.
+    """
+    wanted = [SHARED_DATA / part for part in parts] or [SHARED_DATA]
+    missing = [str(path) for path in wanted if not path.exists()]
+    if not missing:
+        return None
+    return (
+        f"needs the shared data copies (../shared/data, see its README.md): missing "
+        f"{', '.join(missing)}"
+    )
+
+
+def requires_shared_data(*parts: str) -> pytest.MarkDecorator:
+    """Mark (a test or a module's ``pytestmark``) that skips, with the reason, when
+    :func:`shared_data_skip_reason` finds ``parts`` of ``../shared/data`` missing."""
+    reason = shared_data_skip_reason(*parts)
+    return pytest.mark.skipif(reason is not None, reason=reason or "")
+
+
+def need_shared_data(*parts: str) -> Path:
+    """Skip the calling test or fixture, with the reason, unless ``parts`` of
+    ``../shared/data`` exist; return the folder."""
+    reason = shared_data_skip_reason(*parts)
+    if reason is not None:
+        pytest.skip(reason)
+    return SHARED_DATA
+
+
 WORKFLOW_PARTS = (
     "Snakefile",
     "environment.yml",

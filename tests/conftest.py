@@ -20,8 +20,19 @@ settings.register_profile("random", derandomize=False, max_examples=200, **_COMM
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 
+from pathlib import Path  # noqa: E402
+
 import pytest  # noqa: E402
+from _workflow import need_shared_data  # noqa: E402
 from http_server import LocalHTTPServer  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The shared data copies (``../shared/data``); a test using it skips, saying what is
+    missing, when the folder is absent. Tests that need particular files use
+    ``_workflow.requires_shared_data(*parts)`` or ``need_shared_data(*parts)``."""
+    return need_shared_data()
 
 
 @pytest.fixture

@@ -6,7 +6,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from _workflow import ROOT, SHARED_DATA, copy_workflow, planned_jobs
+from _workflow import (
+    ROOT,
+    SHARED_DATA,
+    copy_workflow,
+    need_shared_data,
+    planned_jobs,
+    requires_shared_data,
+)
 
 EXAMPLES = sorted((ROOT / "config" / "examples").glob("*.yaml"))
 EXPECTED = {
@@ -29,8 +36,8 @@ def test_example_plans_its_jobs(tmp_path, example):
     assert command, f"{example.name}: no command in its header"
     args = command.group(1).split()
     needs_data = "data_dir=../shared/data" in args
-    if needs_data and not (SHARED_DATA / "ml-1m").is_dir():
-        pytest.skip(f"the shared data copies are not in {SHARED_DATA}")
+    if needs_data:
+        need_shared_data("ml-1m")
     args = [f"data_dir={SHARED_DATA}" if a == "data_dir=../shared/data" else a for a in args]
     workdir = copy_workflow(tmp_path / "clone")
     jobs = planned_jobs(workdir, *args)
@@ -39,7 +46,7 @@ def test_example_plans_its_jobs(tmp_path, example):
 
 
 @pytest.mark.workflow
-@pytest.mark.skipif(not (SHARED_DATA / "ml-1m").is_dir(), reason=f"no shared data in {SHARED_DATA}")
+@requires_shared_data("ml-1m")
 def test_paper_config_runs_both_movielens_variants(tmp_path):
     workdir = copy_workflow(tmp_path / "clone")
     args = ["--configfile", "config/paper.yaml", "--config", f"data_dir={SHARED_DATA}"]

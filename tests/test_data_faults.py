@@ -11,15 +11,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _workflow import SHARED_DATA, copy_workflow, snakemake, write_config
+from _workflow import (
+    SHARED_DATA,
+    copy_workflow,
+    requires_shared_data,
+    snakemake,
+    write_config,
+)
 
 pytestmark = [
     pytest.mark.workflow,
     pytest.mark.data,
-    pytest.mark.skipif(
-        not all((SHARED_DATA / d).is_dir() for d in ("ml-1m", "ml-100k", "avazu", "gowalla")),
-        reason=f"the shared data copies are not in {SHARED_DATA} (../shared/data)",
-    ),
+    requires_shared_data("ml-1m", "ml-100k", "avazu", "gowalla"),
 ]
 
 ALL_OFF = {

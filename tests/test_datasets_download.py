@@ -28,11 +28,6 @@ from ldpsample.datasets.download import (
     record_sha256,
 )
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-needs_shared = pytest.mark.skipif(
-    not SHARED.is_dir(), reason=f"real datasets not found at {SHARED} (../shared/data)"
-)
-
 PAYLOAD = bytes(range(256)) * 40  # 10 KiB
 
 
@@ -295,24 +290,23 @@ def test_locate_prefers_official_names(tmp_path):
 
 
 @pytest.mark.data
-@needs_shared
-def test_locate_shared_copies_and_flag_partial_ones(caplog):
-    before = {p: p.stat().st_mtime_ns for p in SHARED.rglob("*")}
-    ml1m = locate_dataset_files(SHARED, "ml-1m")
+def test_locate_shared_copies_and_flag_partial_ones(caplog, shared_data):
+    before = {p: p.stat().st_mtime_ns for p in shared_data.rglob("*")}
+    ml1m = locate_dataset_files(shared_data, "ml-1m")
     assert ml1m["ratings"].name == "ratings.dat.gz"
-    ml100k = locate_dataset_files(SHARED, "ml-100k")
-    assert ml100k["ratings"] == SHARED / "ml-100k" / "u.data"
-    assert locate_dataset_files(SHARED, "avazu")["train"].name == "train.gz"
-    gowalla = locate_dataset_files(SHARED, "gowalla")["checkins"]
+    ml100k = locate_dataset_files(shared_data, "ml-100k")
+    assert ml100k["ratings"] == shared_data / "ml-100k" / "u.data"
+    assert locate_dataset_files(shared_data, "avazu")["train"].name == "train.gz"
+    gowalla = locate_dataset_files(shared_data, "gowalla")["checkins"]
     assert gowalla.name == "loc-gowalla_totalCheckins.first-10000-lines.txt"
     (ratings,) = dataset_completeness("ml-1m", ml1m, roles=("ratings",))
     assert (ratings.rows, ratings.official_rows, ratings.partial) == (487_650, 1_000_209, True)
     assert "PARTIAL copy" in caplog.text
     full = dataset_completeness("ml-100k", ml100k)
     assert [c.partial for c in full] == [False, False, False]
-    (avazu,) = dataset_completeness("avazu", locate_dataset_files(SHARED, "avazu"))
+    (avazu,) = dataset_completeness("avazu", locate_dataset_files(shared_data, "avazu"))
     assert avazu.rows == 9_999 and avazu.partial
-    assert before == {p: p.stat().st_mtime_ns for p in SHARED.rglob("*")}  # read only
+    assert before == {p: p.stat().st_mtime_ns for p in shared_data.rglob("*")}  # read only
 
 
 def test_count_lines_handles_gzip_and_missing_final_newline(tmp_path):

@@ -15,15 +15,18 @@ from pathlib import Path
 
 import pytest
 import yaml
-from _workflow import SHARED_DATA, copy_workflow, snakemake, write_config
+from _workflow import (
+    SHARED_DATA,
+    copy_workflow,
+    requires_shared_data,
+    snakemake,
+    write_config,
+)
 
 pytestmark = [
     pytest.mark.workflow,
     pytest.mark.data,
-    pytest.mark.skipif(
-        not (SHARED_DATA / "ml-1m").is_dir() or not (SHARED_DATA / "ml-100k").is_dir(),
-        reason=f"the MovieLens copies are not in {SHARED_DATA} (../shared/data)",
-    ),
+    requires_shared_data("ml-1m", "ml-100k"),
 ]
 
 VARIANT = "results/movielens/prior~ml-100k_weight~count"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _workflow import SHARED_DATA
+from _workflow import need_shared_data
 
 from ldpsample.datasets.movielens import read_ml100k
 from ldpsample.datasets.registry import locate_dataset_files
@@ -15,14 +15,11 @@ from ldpsample.experiments.wpm_movielens import (
     prepare_movielens,
 )
 
-ML100K = SHARED_DATA / "ml-100k"
-
 
 @pytest.fixture(scope="module")
 def setup():
-    if not (ML100K / "u.data").is_file():
-        pytest.skip(f"ML-100K not found in {ML100K}")
-    data = read_ml100k(locate_dataset_files(SHARED_DATA, "ml-100k"))
+    shared = need_shared_data("ml-100k/u.data")
+    data = read_ml100k(locate_dataset_files(shared, "ml-100k"))
     return prepare_movielens(
         data["ratings"],
         data["movie_genres"],

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
+from _workflow import need_shared_data
 
 from ldpsample.datasets.movielens import read_ml100k
 from ldpsample.datasets.registry import locate_dataset_files
@@ -36,16 +36,8 @@ from ldpsample.experiments.wpm_ring import (
 )
 from ldpsample.wasserstein import kpm_uniform_scale, transport_cost
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-ML100K = SHARED / "ml-100k"
-GOWALLA = SHARED / "gowalla"
-GOWALLA_SNAP = GOWALLA / "loc-gowalla_totalCheckins.first-10000-lines.austin.txt"
-GOWALLA_DERIVED = GOWALLA / "derived-LBSNDatasets-Gowalla_3" / "gowalla3_austin.tsv"
-
-
-def _need(path: Path) -> None:
-    if not path.exists():
-        pytest.skip(f"dataset not found at {path} (../shared/data); see its PROVENANCE.md")
+GOWALLA_SNAP = "gowalla/loc-gowalla_totalCheckins.first-10000-lines.austin.txt"
+GOWALLA_DERIVED = "gowalla/derived-LBSNDatasets-Gowalla_3/gowalla3_austin.tsv"
 
 
 # --------------------------------------------------------------------------------------------
@@ -116,8 +108,8 @@ def test_ring_convergence_table():
 
 @pytest.fixture(scope="module")
 def movielens_setup():
-    _need(ML100K)
-    data = read_ml100k(locate_dataset_files(SHARED, "ml-100k"))
+    shared = need_shared_data("ml-100k")
+    data = read_ml100k(locate_dataset_files(shared, "ml-100k"))
     return prepare_movielens(
         data["ratings"],
         data["movie_genres"],
@@ -192,10 +184,9 @@ def test_movielens_reader_reports_missing_files(tmp_path):
 
 @pytest.mark.data
 def test_gowalla_readers():
-    _need(GOWALLA_SNAP)
-    _need(GOWALLA_DERIVED)
-    snap = read_gowalla_snap(GOWALLA_SNAP)
-    derived = read_gowalla_derived(GOWALLA_DERIVED)
+    shared = need_shared_data(GOWALLA_SNAP, GOWALLA_DERIVED)
+    snap = read_gowalla_snap(shared / GOWALLA_SNAP)
+    derived = read_gowalla_derived(shared / GOWALLA_DERIVED)
     assert snap.height == 1911 and snap["user"].n_unique() == 19
     assert derived.height == 44_528
     assert snap.columns == derived.columns == ["user", "time", "latitude", "longitude", "location"]
@@ -241,8 +232,8 @@ def test_kpm_scale_is_minimax_for_diracs():
 
 @pytest.mark.data
 def test_gowalla_w1_decreases_with_epsilon_and_wpm_wins():
-    _need(GOWALLA_DERIVED)
-    grid = gowalla_grid(read_gowalla_derived(GOWALLA_DERIVED), grid_size=8)
+    shared = need_shared_data(GOWALLA_DERIVED)
+    grid = gowalla_grid(read_gowalla_derived(shared / GOWALLA_DERIVED), grid_size=8)
     assert (grid.counts.sum(axis=1) >= 10).all()
     table = gowalla_w1(grid, epsilons=[0.5, 2.0, 6.0], repeats=2, rng=np.random.default_rng(3))
     assert table.schema == pl.Schema(W1_SCHEMA)

@@ -11,13 +11,25 @@ import numpy as np
 import polars as pl
 import pytest
 import yaml
-from _workflow import ROOT, SHARED_DATA, copy_workflow, planned_jobs, snakemake, write_config
+from _workflow import (
+    ROOT,
+    SHARED_DATA,
+    copy_workflow,
+    need_shared_data,
+    planned_jobs,
+    snakemake,
+    write_config,
+)
 
 pytestmark = pytest.mark.workflow
 
-ML100K = SHARED_DATA / "ml-100k" / "u.data"
-GOWALLA_DERIVED = SHARED_DATA / "gowalla" / "derived-LBSNDatasets-Gowalla_3" / "gowalla3_austin.tsv"
-GOWALLA_PREFIX = SHARED_DATA / "gowalla" / "loc-gowalla_totalCheckins.first-10000-lines.txt"
+#: What the WPM stages read from the shared data copies.
+WPM_DATA = (
+    "ml-100k/u.data",
+    "gowalla/derived-LBSNDatasets-Gowalla_3/gowalla3_austin.tsv",
+    "gowalla/loc-gowalla_totalCheckins.first-10000-lines.txt",
+)
+GOWALLA_PREFIX = SHARED_DATA / WPM_DATA[2]
 
 RING = {
     "n": 60,
@@ -64,16 +76,10 @@ SMALL = {
 }
 
 
-def _need_data() -> None:
-    for path in (ML100K, GOWALLA_DERIVED, GOWALLA_PREFIX):
-        if not path.exists():
-            pytest.skip(f"real data not found at {path} (../shared/data; see its PROVENANCE.md)")
-
-
 @pytest.fixture(scope="module")
 def wpm_run(tmp_path_factory):
     """The three WPM stages, and nothing else, on the small config with data_dir = shared data."""
-    _need_data()
+    need_shared_data(*WPM_DATA)
     workdir = copy_workflow(tmp_path_factory.mktemp("wpm_run"))
     config = write_config(workdir, "wpm_small", {**SMALL, "data_dir": str(SHARED_DATA)})
     snakemake(workdir, "--cores", "2", "--configfile", config)
@@ -247,7 +253,7 @@ def test_auto_toggles_and_the_snap_source(tmp_path):
     """The "auto" toggles run the data stages exactly when data_dir holds their files;
     source: snap reads the SNAP layout in data_dir (here the raw 10,000-line prefix, 16 Austin
     users with >= 10 check-ins)."""
-    _need_data()
+    need_shared_data(*WPM_DATA)
     workdir = copy_workflow(tmp_path / "auto")
     auto = only(wpm_movielens="auto", wpm_gowalla="auto")
     (tmp_path / "nothing").mkdir()
