@@ -39,8 +39,9 @@ from a geometric grid strictly inside ``[e^{-ε}, 1]`` (both ends force the unif
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -182,41 +183,87 @@ def prepare_movielens(
     )
     movies = np.unique(r["movie_id"].to_numpy())
     users = np.unique(r["user_id"].to_numpy())
-    movie_perm = gen.permutation(movies)
-    n_train = round(tf * movies.size)
-    train_movies = np.sort(movie_perm[:n_train])
-    test_movies = np.sort(movie_perm[n_train:])
-    user_perm = gen.permutation(users)
-    n_val = round(vf * users.size)
-    val_users = np.sort(user_perm[:n_val])
-    test_users = np.sort(user_perm[n_val:])
+    train_movies, test_movies = _split(gen, movies, tf)
+    val_users, test_users = _split(gen, users, vf)
+    R = _rating_matrix(r, users, movies)
+    R_val = R[np.searchsorted(users, val_users)]  # the embedding sees validation users only
+    embedding = _embedding(R_val, n_components)
+    output_movies = _output_movies(R_val, movies, test_movies, n_outputs)
+    train_cols = np.searchsorted(movies, train_movies)
+    out_cols = np.searchsorted(movies, output_movies)
+    cost = _cosine_distance(embedding[train_cols], embedding[out_cols])
+    genres, train_genre_weights, output_genres = _genre_tables(
+        movie_genres, train_movies, output_movies
+    )
+    val_P, val_liked, val_ids = _user_rows(
+        R, users, val_users, train_cols, out_cols, like_threshold
+    )
+    test_P, test_liked, test_ids = _user_rows(
+        R, users, test_users, train_cols, out_cols, like_threshold
+    )
+    return MovieLensSetup(
+        train_movies=train_movies,
+        output_movies=output_movies,
+        cost=cost,
+        genres=genres,
+        train_genre_weights=train_genre_weights,
+        output_genres=output_genres,
+        validation_P=val_P,
+        validation_liked=val_liked,
+        validation_users=val_ids,
+        test_P=test_P,
+        test_liked=test_liked,
+        test_users=test_ids,
+    )
 
-    # Dense rating matrix users x movies (ML-100K: 943 x 1682).
+
+def _split(
+    gen: np.random.Generator, ids: NDArray[np.int64], fraction: float
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """A random ``fraction`` of ``ids`` and the rest, each sorted (one permutation draw)."""
+    perm = gen.permutation(ids)
+    cut = round(fraction * ids.size)
+    return np.sort(perm[:cut]), np.sort(perm[cut:])
+
+
+def _rating_matrix(
+    r: pl.DataFrame, users: NDArray[np.int64], movies: NDArray[np.int64]
+) -> FloatArray:
+    """Dense rating matrix users x movies, 0 where unrated (ML-100K: 943 x 1682)."""
     u_idx = np.searchsorted(users, r["user_id"].to_numpy())
     m_idx = np.searchsorted(movies, r["movie_id"].to_numpy())
     R = np.zeros((users.size, movies.size))
     R[u_idx, m_idx] = r["rating"].to_numpy()
+    return R
 
-    # Embedding from the validation users only.
-    R_val = R[np.searchsorted(users, val_users)]
-    # V_k S_k = R_c^T U_k, with U_k the top eigenvectors of the (users x users) Gram matrix:
-    # the same loadings as an SVD (up to signs, to which cosine distances are blind), cheaper.
+
+def _embedding(R_val: FloatArray, n_components: int) -> FloatArray:
+    """Movie embeddings ``V_k S_k = R_c^T U_k`` (movies x k), with ``U_k`` the top eigenvectors
+    of the (users x users) Gram matrix of the per-movie centred ratings: the same loadings as an
+    SVD (up to signs, to which cosine distances are blind), cheaper."""
     centred = R_val - R_val.mean(axis=0, keepdims=True)
     _, U = np.linalg.eigh(centred @ centred.T)
     k = min(int(n_components), U.shape[1])
-    embedding = centred.T @ U[:, ::-1][:, :k]  # movies x k
+    return centred.T @ U[:, ::-1][:, :k]
 
-    # Outputs: the most-rated test movies among validation users (ties: smaller id first).
+
+def _output_movies(
+    R_val: FloatArray, movies: NDArray[np.int64], test_movies: NDArray[np.int64], n_outputs: int
+) -> NDArray[np.int64]:
+    """The ``n_outputs`` test movies most rated by validation users (ties: smaller id first),
+    sorted."""
     test_cols = np.searchsorted(movies, test_movies)
     counts = (R_val[:, test_cols] > 0).sum(axis=0)
     order = np.lexsort((test_movies, -counts))
     m = min(int(n_outputs), test_movies.size)
-    output_movies = np.sort(test_movies[order[:m]])
-    train_cols = np.searchsorted(movies, train_movies)
-    out_cols = np.searchsorted(movies, output_movies)
-    cost = _cosine_distance(embedding[train_cols], embedding[out_cols])
+    return np.sort(test_movies[order[:m]])
 
-    # Genres present among the outputs.
+
+def _genre_tables(
+    movie_genres: pl.DataFrame, train_movies: NDArray[np.int64], output_movies: NDArray[np.int64]
+) -> tuple[tuple[str, ...], FloatArray, NDArray[np.bool_]]:
+    """Genres present among the outputs, each train movie's weight split over them and the
+    outputs' genre membership (see :class:`MovieLensSetup`)."""
     mg = movie_genres.select(pl.col("movie_id").cast(pl.Int64), pl.col("genre").cast(pl.String))
     out_mg = mg.filter(pl.col("movie_id").is_in(output_movies.tolist()))
     genres = tuple(sorted(set(out_mg["genre"].to_list())))
@@ -235,32 +282,25 @@ def prepare_movielens(
     train_genre_weights = np.divide(
         train_member, n_genres, out=np.zeros(train_member.shape), where=n_genres > 0
     )
-    output_genres = membership(output_movies)
+    return genres, train_genre_weights, membership(output_movies)
 
-    def user_rows(ids: NDArray[np.int64]) -> tuple[FloatArray, NDArray[np.bool_], NDArray]:
-        rows = R[np.searchsorted(users, ids)]
-        weights = rows[:, train_cols]
-        liked = rows[:, out_cols] >= like_threshold
-        keep = (weights.sum(axis=1) > 0) & liked.any(axis=1)
-        P = weights[keep] / weights[keep].sum(axis=1, keepdims=True)
-        return P, liked[keep], ids[keep]
 
-    val_P, val_liked, val_ids = user_rows(val_users)
-    test_P, test_liked, test_ids = user_rows(test_users)
-    return MovieLensSetup(
-        train_movies=train_movies,
-        output_movies=output_movies,
-        cost=cost,
-        genres=genres,
-        train_genre_weights=train_genre_weights,
-        output_genres=output_genres,
-        validation_P=val_P,
-        validation_liked=val_liked,
-        validation_users=val_ids,
-        test_P=test_P,
-        test_liked=test_liked,
-        test_users=test_ids,
-    )
+def _user_rows(
+    R: FloatArray,
+    users: NDArray[np.int64],
+    ids: NDArray[np.int64],
+    train_cols: NDArray[np.intp],
+    out_cols: NDArray[np.intp],
+    like_threshold: int,
+) -> tuple[FloatArray, NDArray[np.bool_], NDArray[np.int64]]:
+    """Inputs ``P`` (ratings on train movies, normalised), liked outputs and ids of the users
+    ``ids`` that have a train rating and a liked output."""
+    rows = R[np.searchsorted(users, ids)]
+    weights = rows[:, train_cols]
+    liked = rows[:, out_cols] >= like_threshold
+    keep = (weights.sum(axis=1) > 0) & liked.any(axis=1)
+    P = weights[keep] / weights[keep].sum(axis=1, keepdims=True)
+    return P, liked[keep], ids[keep]
 
 
 def scale_grid(epsilon: float, points: int) -> FloatArray:
@@ -415,42 +455,58 @@ def movielens_hit_rates(
                 if method == "wpm" and base_measure != "uniform"
                 else None
             )
-            best_scale, best_hr = scales[0], -math.inf
-            desc = f"{method} ε={eps:g} scales"
-            for scale in _progress(scales, desc=desc, enabled=progress):
-                Q = _output_distribution(setup, Pv, method, eps, scale, wpm_method, eta, shape)
-                hr = float(_hit_rates(Q, Lv).mean())
-                val_rows.append(
-                    {
-                        "epsilon": eps,
-                        "method": method,
-                        "scale": scale,
-                        "hit_rate": hr,
-                        "n_users": Pv.shape[0],
-                    }
-                )
-                if hr > best_hr:
-                    best_scale, best_hr = scale, hr
-            Q = _output_distribution(setup, Pt, method, eps, best_scale, wpm_method, eta, shape)
+            release = functools.partial(
+                _output_distribution,
+                setup,
+                method=method,
+                eps=eps,
+                wpm_method=wpm_method,
+                eta=eta,
+                shape=shape,
+            )
+            rows, best_scale = _validate_scales(
+                release, Pv, Lv, scales, desc=f"{method} ε={eps:g} scales", progress=progress
+            )
+            val_rows += [{"epsilon": eps, "method": method, **row} for row in rows]
+            Q = release(Pt, scale=best_scale)
             test_rows.append(_summary(eps, method, best_scale, _hit_rates(Q, Lt)))
     if include_nonprivate:
-        for P, L, rows in ((Pv, Lv, val_rows), (Pt, Lt, test_rows)):
-            hr = _hit_rates(_output_distribution(setup, P, "nonprivate", 0, 1, "", None), L)
-            if rows is val_rows:
-                rows.append(
-                    {
-                        "epsilon": math.inf,
-                        "method": "nonprivate",
-                        "scale": math.nan,
-                        "hit_rate": float(hr.mean()),
-                        "n_users": P.shape[0],
-                    }
-                )
-            else:
-                rows.append(_summary(math.inf, "nonprivate", math.nan, hr))
+        hr = _hit_rates(_output_distribution(setup, Pv, "nonprivate", 0, 1, "", None), Lv)
+        val_rows.append(
+            {
+                "epsilon": math.inf,
+                "method": "nonprivate",
+                "scale": math.nan,
+                "hit_rate": float(hr.mean()),
+                "n_users": Pv.shape[0],
+            }
+        )
+        hr = _hit_rates(_output_distribution(setup, Pt, "nonprivate", 0, 1, "", None), Lt)
+        test_rows.append(_summary(math.inf, "nonprivate", math.nan, hr))
     validation = pl.DataFrame(val_rows, schema=VALIDATION_SCHEMA).sort("method", "epsilon")
     test = pl.DataFrame(test_rows, schema=TEST_SCHEMA).sort("method", "epsilon")
     return validation, test
+
+
+def _validate_scales(
+    release: Callable[..., FloatArray],
+    P: FloatArray,
+    liked: NDArray[np.bool_],
+    scales: list[float],
+    *,
+    desc: str,
+    progress: bool,
+) -> tuple[list[dict[str, object]], float]:
+    """Mean validation hit rate of every candidate scale (rows without ε and method) and the
+    best scale (the first of equal best)."""
+    rows: list[dict[str, object]] = []
+    best_scale, best_hr = scales[0], -math.inf
+    for scale in _progress(scales, desc=desc, enabled=progress):
+        hr = float(_hit_rates(release(P, scale=scale), liked).mean())
+        rows.append({"scale": scale, "hit_rate": hr, "n_users": P.shape[0]})
+        if hr > best_hr:
+            best_scale, best_hr = scale, hr
+    return rows, best_scale
 
 
 def _summary(eps: float, method: str, scale: float, hr: FloatArray) -> dict[str, object]:
