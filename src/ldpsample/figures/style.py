@@ -24,7 +24,9 @@ __all__ = [
     "epsilon_axis",
     "epsilon_text",
     "label_axes",
+    "method_order",
     "present_divergence_labels",
+    "with_divergence_labels",
 ]
 
 #: Display names of divergences, mechanisms and reference distributions in every figure.
@@ -66,6 +68,21 @@ def present_divergence_labels(divergences: pl.Series) -> list[str]:
     """Display labels of the divergences present, in :data:`DIVERGENCE_ORDER`."""
     present = set(divergences.unique())
     return [text for name, text in DIVERGENCE_LABELS.items() if name in present]
+
+
+def with_divergence_labels(frame: pl.DataFrame, *columns: pl.Expr) -> pl.DataFrame:
+    """``frame`` with its ``divergence`` column shown by :data:`DIVERGENCE_LABELS` (unknown
+    names kept) and the extra ``columns`` added."""
+    return frame.with_columns(
+        *columns,
+        pl.col("divergence").replace_strict(DIVERGENCE_LABELS, default=pl.col("divergence")),
+    )
+
+
+def method_order(present: pl.Series, first: tuple[str, ...]) -> list[str]:
+    """The methods in ``present``: those of ``first`` in that order, then the rest sorted."""
+    names = set(present)
+    return [m for m in first if m in names] + sorted(names - set(first))
 
 
 def label_axes(grid: sns.FacetGrid, x: str, y: str) -> None:

@@ -6,7 +6,11 @@ import polars as pl
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from ldpsample.figures.style import DIVERGENCE_LABELS, label_axes, present_divergence_labels
+from ldpsample.figures.style import (
+    label_axes,
+    present_divergence_labels,
+    with_divergence_labels,
+)
 
 __all__ = ["plot_synthetic"]
 
@@ -14,9 +18,8 @@ __all__ = ["plot_synthetic"]
 def plot_synthetic(values: pl.DataFrame) -> Figure:
     """Fig. 2: divergence against ``p1``, mean ± standard error over runs, one panel per
     divergence and a row per ``(n, epsilon)``."""
-    frame = values.with_columns(
-        pl.format("n = {}, ε = {}", pl.col("n"), pl.col("epsilon")).alias("setting"),
-        pl.col("divergence").replace_strict(DIVERGENCE_LABELS, default=pl.col("divergence")),
+    frame = with_divergence_labels(
+        values, pl.format("n = {}, ε = {}", pl.col("n"), pl.col("epsilon")).alias("setting")
     ).to_pandas()
     grid = sns.relplot(
         data=frame,

@@ -6,16 +6,18 @@ import polars as pl
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from ldpsample.figures.style import DIVERGENCE_LABELS, label_axes, present_divergence_labels
+from ldpsample.figures.style import (
+    label_axes,
+    present_divergence_labels,
+    with_divergence_labels,
+)
 
 __all__ = ["plot_risk_curves"]
 
 
 def plot_risk_curves(curves: pl.DataFrame) -> Figure:
     """Theorem 1: ``Gamma_f(q, eps)`` against epsilon, a panel per divergence, a line per prior."""
-    frame = curves.with_columns(
-        pl.col("divergence").replace_strict(DIVERGENCE_LABELS, default=pl.col("divergence"))
-    ).to_pandas()
+    frame = with_divergence_labels(curves).to_pandas()
     grid = sns.relplot(
         data=frame,
         x="epsilon",

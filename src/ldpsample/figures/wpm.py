@@ -27,7 +27,13 @@ import seaborn as sns
 from matplotlib.colors import PowerNorm
 from matplotlib.figure import Figure
 
-from ldpsample.figures.style import display_name, epsilon_axis, epsilon_text, label_axes
+from ldpsample.figures.style import (
+    display_name,
+    epsilon_axis,
+    epsilon_text,
+    label_axes,
+    method_order,
+)
 
 __all__ = [
     "plot_gowalla_maps",
@@ -182,8 +188,7 @@ def plot_movielens_hit_rates(test: pl.DataFrame) -> Figure:
     row (ε = ∞) is drawn as a dashed horizontal line with its band.
     """
     private = test.filter(pl.col("epsilon").is_finite()).sort("method", "epsilon")
-    methods = [m for m in ("wpm", "kpm_genre", "exponential") if m in set(private["method"])]
-    methods += sorted(set(private["method"]) - set(methods))
+    methods = method_order(private["method"], ("wpm", "kpm_genre", "exponential"))
     colours = sns.color_palette(n_colors=len(methods))
     palette = {display_name(m): colour for m, colour in zip(methods, colours, strict=True)}
     frame = private.with_columns(
@@ -251,8 +256,7 @@ def plot_gowalla_w1(w1: pl.DataFrame) -> Figure:
             }
         ),
     )
-    methods = [m for m in ("wpm", "kpm") if m in set(w1["method"])]
-    methods += sorted(set(w1["method"]) - set(methods))
+    methods = method_order(w1["method"], ("wpm", "kpm"))
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     sns.lineplot(
         data=long.to_pandas(),
