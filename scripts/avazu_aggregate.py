@@ -1,7 +1,9 @@
-"""Avazu tables: the per-(attribute, ε) worst cases combined (max_tv.csv/.parquet), the win
-summary (summary.csv) and the subcategories kept and skipped per attribute (subcategories.csv).
-An empty result (every subcategory skipped) gives the same files with no data rows and a
-warning in the log."""
+"""Avazu tables of one variant from the events stage's per-attribute parts: the worst cases
+(max_tv.csv/.parquet), the win summary (summary.csv), the subcategories kept and skipped per
+attribute (subcategories.csv) (ldpsample.events.avazu), and the events extras: every device's
+TV (per_user.parquet), the kernel audit (audit.csv, re-checked) and each device's releases and
+total ε (audit_users.csv) (ldpsample.events.tables). An empty result (every subcategory
+skipped) gives the same files with no data rows and a warning in the log."""
 
 import json
 from pathlib import Path
@@ -9,7 +11,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.experiments.real_data_tables import avazu_summary
+from ldpsample.events import tables
+from ldpsample.events.avazu import avazu_max_tv, avazu_subcategory_counts, avazu_summary
 from ldpsample.io import write_csv, write_parquet
 from ldpsample.scripting import start
 
@@ -17,17 +20,30 @@ if TYPE_CHECKING:
     from snakemake.script import snakemake
 
 log = start(snakemake)
-max_tv = pl.concat([pl.read_parquet(path) for path in snakemake.input.max_tv]).sort(
-    "epsilon", "attribute", "subcategory", "method"
+params = snakemake.params
+log.info("variant %s: %s", params.variant, params.options)
+per_user = pl.concat([pl.read_parquet(p) for p in snakemake.input.per_user]).sort(
+    "epsilon", "attribute", "subcategory", "user"
 )
-counts = pl.DataFrame(
-    [json.loads(Path(path).read_text()) for path in snakemake.input.counts]
-).select("attribute", "subcategories", "kept", "skipped", "device_rows", "histogram_rows")
+audit = pl.concat([pl.read_parquet(p) for p in snakemake.input.audit]).sort(
+    "attribute", "subcategory", "epsilon", "kernel"
+)
+tables.check_audit(audit)
+subcategories = pl.concat([pl.read_parquet(p) for p in snakemake.input.subcategories])
+histogram_rows = {
+    attribute: pl.scan_parquet(path).select(pl.len()).collect().item()
+    for attribute, path in zip(params.attributes, snakemake.input.histograms, strict=True)
+}
+max_tv = avazu_max_tv(per_user)
 summary = avazu_summary(max_tv)
+counts = avazu_subcategory_counts(subcategories, histogram_rows, params.attributes)
 write_parquet(max_tv, snakemake.output.max_tv_parquet)
 write_csv(max_tv, snakemake.output.max_tv)
 write_csv(summary, snakemake.output.summary)
 write_csv(counts, snakemake.output.subcategories)
+write_parquet(per_user, snakemake.output.per_user)
+write_csv(audit, snakemake.output.audit)
+write_csv(tables.audit_users(per_user), snakemake.output.audit_users)
 stats = json.loads(Path(snakemake.input.stats).read_text())
 log.info("input: %s", stats)
 if stats["partial"]:
@@ -39,9 +55,14 @@ if max_tv.height == 0:
         "Avazu result is EMPTY: all %d subcategories skipped (none has %d devices with %d %s); "
         "the tables have no data rows",
         skipped,
-        snakemake.params.min_users,
-        snakemake.params.min_rows,
-        snakemake.params.user_activity,
+        params.options["min_users"],
+        params.options["min_rows"],
+        params.options["user_activity"],
     )
 else:
     log.info("%d subcategories kept, %d skipped\n%s", int(counts["kept"].sum()), skipped, summary)
+log.info(
+    "%d kernels audited (max realised ε - ε = %s)",
+    audit.height,
+    (audit["realized_epsilon"] - audit["epsilon"]).max(),
+)

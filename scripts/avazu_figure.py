@@ -1,5 +1,5 @@
 """Avazu bar plot of one attribute: subcategories on x, worst-case TV per method, a panel per ε
-(ldpsample.experiments.real_data_figures.plot_avazu_attribute)."""
+(ldpsample.experiments.real_data_figures.plot_avazu_attribute), from the variant's max_tv."""
 
 from typing import TYPE_CHECKING
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from snakemake.script import snakemake
 
 start(snakemake)
-max_tv = pl.concat([pl.read_parquet(path) for path in snakemake.input.max_tv])
+max_tv = pl.read_parquet(snakemake.input.max_tv)
 figure = plot_avazu_attribute(max_tv, attribute=snakemake.params.attribute)
 write_figure(figure, snakemake.output.figure, dpi=150, bbox_inches="tight")
 close(figure)

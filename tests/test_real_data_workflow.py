@@ -314,11 +314,13 @@ def test_avazu_on_the_prefix_is_an_empty_well_formed_result(shared_run):
     assert (counts["kept"] == 0).all() and (counts["skipped"] == counts["subcategories"]).all()
     assert counts.filter(pl.col("attribute") == "C18")["subcategories"].item() == 4
     for attribute in AVAZU_ATTRIBUTES:
-        log = (shared_run / f"logs/avazu_histograms/attribute~{attribute}.log").read_text()
-        assert f"{attribute}: SKIPPED all" in log
+        log = (shared_run / f"logs/avazu_histograms/avazu/attribute~{attribute}.log").read_text()
+        assert "no subcategory of any attribute was kept" in log
         figure = results / "figures" / f"attribute~{attribute}.png"
         assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    log = (shared_run / "logs/avazu_aggregate/aggregate.log").read_text()
+    assert pl.read_csv(results / "audit.csv").height == 0
+    assert pl.read_parquet(results / "released/eps~8.parquet").height == 0
+    log = (shared_run / "logs/avazu_aggregate/avazu.log").read_text()
     assert "Avazu result is EMPTY" in log and "PARTIAL" in log
     stats = json.loads((results / "cache/kaggle/train.json").read_text())
     assert stats["rows"] == 9999 and stats["partial"] is True
@@ -388,18 +390,26 @@ def test_avazu_synthetic_tables(synthetic_run):
     counts = pl.read_csv(results / "subcategories.csv")
     assert counts["kept"].sum() * len(SYNTHETIC["epsilons"]) == cases
     assert (counts["kept"] + counts["skipped"] == counts["subcategories"]).all()
+    per_user = pl.read_parquet(results / "per_user.parquet")
     for attribute in SYNTHETIC["attributes"]:
         for eps in SYNTHETIC["epsilons"]:
-            part = results / f"attribute~{attribute}/eps~{eps}"
-            per_user = pl.read_parquet(part / "per_user.parquet")
             n_users = max_tv.filter(
                 pl.col("attribute") == attribute,
                 pl.col("epsilon") == eps,
                 pl.col("method") == "minimax",
             )["n_users"].sum()
-            assert per_user.height == n_users
-        benchmark = synthetic_run / f"logs/benchmarks/avazu_histograms/attribute~{attribute}.tsv"
-        assert benchmark.is_file()
+            rows = per_user.filter(pl.col("attribute") == attribute, pl.col("epsilon") == eps)
+            assert rows.height == n_users
+            released = pl.read_parquet(results / f"released/eps~{eps}.parquet")
+            assert released.filter(pl.col("attribute") == attribute).height == n_users
+        for stage in ("histograms", "metrics"):
+            benchmark = f"logs/benchmarks/avazu_{stage}/avazu/attribute~{attribute}.tsv"
+            assert (synthetic_run / benchmark).is_file()
+    audit = pl.read_csv(results / "audit.csv")
+    assert audit.height == cases
+    assert (audit["realized_epsilon"] <= audit["epsilon"] * (1 + 1e-9)).all()
+    users = pl.read_csv(results / "audit_users.csv")
+    assert users["releases"].sum() == per_user.height
 
 
 # --------------------------------------------------------------------------------------------
@@ -436,7 +446,10 @@ def test_paper_config_builds_a_dag_on_the_shared_data(tmp_path):
         workdir, "--configfile", "config/paper.yaml", "--config", f"data_dir={SHARED_DATA}"
     )
     assert jobs["movielens_data"] == 2 and jobs["movielens_metrics"] == 16  # both priors
-    assert jobs["avazu_convert"] == 1 and jobs["avazu_histograms"] == 9
-    assert jobs["avazu_metrics"] == 27 and jobs["avazu_figure"] == 9
+    # results/avazu/ (min_users 100) and the arXiv variant results/avazu/min_users~1000/: per
+    # run one histogram and one metrics job per attribute (every ε in-process)
+    assert jobs["avazu_convert"] == 1 and jobs["avazu_histograms"] == 2 * 9
+    assert jobs["avazu_metrics"] == 2 * 9 and jobs["avazu_figure"] == 2 * 9
+    assert jobs["avazu_aggregate"] == 2 and jobs["avazu_release"] == 2 * 3
     assert "avazu_generate" not in jobs and "download_dataset" not in jobs
     assert jobs["synthetic_part"] >= 1 and jobs["theory_risk"] == 1

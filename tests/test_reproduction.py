@@ -185,6 +185,29 @@ def test_avazu_without_cases_is_not_run(results: Path) -> None:
         )
 
 
+def test_avazu_arxiv_row_reads_the_variant_folder(results: Path) -> None:
+    """The ≥ 1000-users row reads avazu_arxiv_folder (an avazu.variants folder), not avazu/."""
+    folder = results / "avazu" / "min_users~1000"
+    folder.mkdir(parents=True)
+    pl.DataFrame(
+        {
+            "epsilon": [8.0] * 4,
+            "attribute": ["C1"] * 4,
+            "subcategory": [1005, 1005, 1002, 1002],
+            "method": ["minimax", "mollifier_tv"] * 2,
+            "max_tv": [0.2, 0.5, 0.3, 0.4],
+            "n_users": [1500, 1500, 1200, 1200],
+        }
+    ).write_csv(folder / "max_tv.csv")
+    context = {**CONTEXT, "avazu_arxiv_folder": "avazu/min_users~1000"}
+    table = reproduction_table(
+        results, enabled={**ALL_ON, "avazu_arxiv": True}, data={}, context=context
+    )
+    row = table.filter(pl.col("claim") == "avazu_arxiv_1000_users").row(0, named=True)
+    assert row["verdict"] == "reproduced", row
+    assert row["run_value"].startswith("minimax lower in 100.0 % of 2")
+
+
 def test_arxiv_fig4_reads_the_youngest_group(results: Path) -> None:
     folder = results / "movielens" / "prior~ml-1m_weight~count"
     folder.mkdir(parents=True)
@@ -261,3 +284,5 @@ def test_paper_config_dag_includes_the_stage(tmp_path: Path) -> None:
     )
     assert jobs.get("reproduction") == 1
     assert jobs.get("movielens_aggregate", 0) >= 1 and jobs.get("wpm_gowalla_combine") == 1
+    # the AISTATS threshold in results/avazu/, the arXiv one in results/avazu/min_users~1000/
+    assert jobs.get("avazu_aggregate") == 2

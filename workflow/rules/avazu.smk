@@ -1,7 +1,12 @@
-# Avazu experiment of Zamanlooy et al. (2025): max TV per attribute subcategory (issue 4).
+# Avazu experiment of Zamanlooy et al. (2025): max TV per attribute subcategory (issue 4), run
+# by the events stage's library and scripts (issue 11): the `avazu:` section is translated into
+# events options (common.smk, get_avazu_histogram_params; docs/own-data.md has the mapping).
 # Config: the `avazu:` section (workflow/schemas/avazu.schema.yaml); helpers: common.smk,
-# section "Avazu helpers". The (gzipped) CSV is converted once to parquet, then one histogram
-# job per attribute, one metrics job per (attribute, ε), then local tables and figures.
+# section "Avazu helpers". The (gzipped) CSV is converted once to parquet; then, per variant
+# (results/avazu/ and one folder per avazu.variants entry, the {avazu_folder} wildcard), one
+# histogram job per attribute and one metrics job per attribute looping over ε in-process
+# (scripts/events_*.py), then local jobs: the tables in the Avazu contract, the released samples
+# per ε and one figure per attribute.
 #
 # The parquet is a cache, not a temp() file: it is the one pass over the 40 M-row gzip (about a
 # minute, the slowest step after a download) and every histogram job reads it, so it is kept
@@ -10,12 +15,12 @@
 # results/, never mixed with the raw files in data_dir or resources/).
 
 
-wildcard_constraints:
-    attribute="|".join(AVAZU_ATTRIBUTE_NAMES),
+include: "events_common.smk"
 
 
 localrules:
     avazu_aggregate,
+    avazu_release,
     avazu_figure,
 
 
@@ -67,122 +72,157 @@ rule avazu_convert:
 
 rule avazu_histograms:
     input:
-        parquet=get_avazu_cache()["parquet"],
-        code=get_library_sources("datasets/avazu.py", "experiments/real_data_tables.py"),
+        data=get_avazu_cache()["parquet"],
+        code=get_library_sources(*EVENTS_HISTOGRAM_CODE),
     output:
-        histograms="results/avazu/attribute~{attribute}/histograms.parquet",
-        counts="results/avazu/attribute~{attribute}/subcategories.json",
+        histograms="results/{avazu_folder}/work/attribute~{attribute}/histograms.parquet",
+        priors="results/{avazu_folder}/work/attribute~{attribute}/priors.parquet",
+        subcategories="results/{avazu_folder}/work/attribute~{attribute}/subcategories.parquet",
     log:
-        "logs/avazu_histograms/attribute~{attribute}.log",
+        "logs/avazu_histograms/{avazu_folder}/attribute~{attribute}.log",
     benchmark:
-        "logs/benchmarks/avazu_histograms/attribute~{attribute}.tsv"
+        "logs/benchmarks/avazu_histograms/{avazu_folder}/attribute~{attribute}.tsv"
+    wildcard_constraints:
+        avazu_folder=get_avazu_folder_pattern(),
+        attribute="|".join(AVAZU_ATTRIBUTE_NAMES),
     conda:
         CONDA_ENV
     resources:
-        mem_mb=4000,
+        mem_mb=2000,
         runtime=30,
     params:
-        **get_avazu_histogram_params(),
-        attribute=lambda wildcards: wildcards.attribute,
+        options=lambda wildcards: get_avazu_histogram_params(
+            wildcards.avazu_folder, wildcards.attribute
+        ),
     script:
-        "../../scripts/avazu_histograms.py"
+        "../../scripts/events_histograms.py"
 
 
 rule avazu_metrics:
     input:
-        histograms="results/avazu/attribute~{attribute}/histograms.parquet",
-        code=get_library_sources(
-            "experiments/real_data.py",
-            "experiments/real_data_tables.py",
-            "minimax.py",
-            "mollifier.py",
-            "divergences.py",
-        ),
+        histograms="results/{avazu_folder}/work/attribute~{attribute}/histograms.parquet",
+        priors="results/{avazu_folder}/work/attribute~{attribute}/priors.parquet",
+        code=get_library_sources(*EVENTS_METRICS_CODE),
     output:
-        per_user="results/avazu/attribute~{attribute}/eps~{eps}/per_user.parquet",
-        max_tv="results/avazu/attribute~{attribute}/eps~{eps}/max_tv.parquet",
+        # per_user and released are combined into the published files, then removed
+        per_user=temp(
+            "results/{avazu_folder}/work/attribute~{attribute}/per_user.parquet"
+        ),
+        audit="results/{avazu_folder}/work/attribute~{attribute}/audit.parquet",
+        released=temp(
+            "results/{avazu_folder}/work/attribute~{attribute}/released.parquet"
+        ),
     log:
-        "logs/avazu_metrics/attribute~{attribute}_eps~{eps}.log",
+        "logs/avazu_metrics/{avazu_folder}/attribute~{attribute}.log",
     benchmark:
-        "logs/benchmarks/avazu_metrics/attribute~{attribute}_eps~{eps}.tsv"
+        "logs/benchmarks/avazu_metrics/{avazu_folder}/attribute~{attribute}.tsv"
+    wildcard_constraints:
+        avazu_folder=get_avazu_folder_pattern(),
+        attribute="|".join(AVAZU_ATTRIBUTE_NAMES),
     conda:
         CONDA_ENV
     resources:
         mem_mb=4000,
-        runtime=30,
+        runtime=60,
     params:
-        epsilon=lambda wildcards: float(wildcards.eps),
+        options=get_avazu_metrics_params(),
+        attribute=lambda wildcards: wildcards.attribute,
     script:
-        "../../scripts/avazu_metrics.py"
+        "../../scripts/events_metrics.py"
 
 
 rule avazu_aggregate:
     input:
-        max_tv=expand(
-            "results/avazu/attribute~{attribute}/eps~{eps}/max_tv.parquet",
-            attribute=get_avazu_attributes(),
-            eps=get_avazu_epsilons(),
+        per_user=lambda wildcards: get_avazu_parts(wildcards.avazu_folder, "per_user"),
+        audit=lambda wildcards: get_avazu_parts(wildcards.avazu_folder, "audit"),
+        subcategories=lambda wildcards: get_avazu_parts(
+            wildcards.avazu_folder, "subcategories"
         ),
-        counts=expand(
-            "results/avazu/attribute~{attribute}/subcategories.json",
-            attribute=get_avazu_attributes(),
+        histograms=lambda wildcards: get_avazu_parts(
+            wildcards.avazu_folder, "histograms"
         ),
         stats=get_avazu_cache()["stats"],
-        code=get_library_sources(
-            "experiments/real_data.py", "experiments/real_data_tables.py"
-        ),
+        code=get_library_sources(*AVAZU_TABLE_CODE),
     output:
-        max_tv_parquet="results/avazu/max_tv.parquet",
+        max_tv_parquet="results/{avazu_folder}/max_tv.parquet",
         max_tv=report(
-            "results/avazu/max_tv.csv",
+            "results/{avazu_folder}/max_tv.csv",
             caption="../report/avazu_max_tv.rst",
             category="Avazu",
+            subcategory="{avazu_folder}",
             labels={"table": "max TV per attribute subcategory and ε"},
         ),
         summary=report(
-            "results/avazu/summary.csv",
+            "results/{avazu_folder}/summary.csv",
             caption="../report/avazu_summary.rst",
             category="Avazu",
+            subcategory="{avazu_folder}",
             labels={"table": "win shares and mean improvements"},
         ),
         subcategories=report(
-            "results/avazu/subcategories.csv",
+            "results/{avazu_folder}/subcategories.csv",
             caption="../report/avazu_subcategories.rst",
             category="Avazu",
+            subcategory="{avazu_folder}",
             labels={"table": "subcategories kept and skipped"},
         ),
+        per_user="results/{avazu_folder}/per_user.parquet",
+        audit=report(
+            "results/{avazu_folder}/audit.csv",
+            caption="../report/avazu_audit.rst",
+            category="Avazu",
+            subcategory="{avazu_folder}",
+            labels={"table": "realised ε of every kernel used"},
+        ),
+        audit_users="results/{avazu_folder}/audit_users.csv",
     log:
-        "logs/avazu_aggregate/aggregate.log",
+        "logs/avazu_aggregate/{avazu_folder}.log",
+    wildcard_constraints:
+        avazu_folder=get_avazu_folder_pattern(),
     conda:
         CONDA_ENV
     params:
-        min_users=config["avazu"]["min_users"],
-        min_rows=config["avazu"]["min_rows"],
-        user_activity=config["avazu"]["user_activity"],
+        variant=lambda wildcards: wildcards.avazu_folder,
+        options=lambda wildcards: get_avazu_aggregate_params(wildcards.avazu_folder),
+        attributes=get_avazu_attributes(),
     script:
         "../../scripts/avazu_aggregate.py"
 
 
+rule avazu_release:
+    input:
+        released=lambda wildcards: get_avazu_parts(wildcards.avazu_folder, "released"),
+    output:
+        released="results/{avazu_folder}/released/eps~{eps}.parquet",
+    log:
+        "logs/avazu_release/{avazu_folder}/eps~{eps}.log",
+    wildcard_constraints:
+        avazu_folder=get_avazu_folder_pattern(),
+    conda:
+        CONDA_ENV
+    params:
+        epsilon=lambda wildcards: float(wildcards.eps),
+    script:
+        "../../scripts/events_release.py"
+
+
 rule avazu_figure:
     input:
-        max_tv=expand(
-            "results/avazu/attribute~{{attribute}}/eps~{eps}/max_tv.parquet",
-            eps=get_avazu_epsilons(),
-        ),
-        code=get_library_sources(
-            "experiments/real_data_figures.py",
-            "experiments/real_data_tables.py",
-            "plotting.py",
-        ),
+        max_tv="results/{avazu_folder}/max_tv.parquet",
+        code=get_library_sources(*AVAZU_FIGURE_CODE),
     output:
         figure=report(
-            "results/avazu/figures/attribute~{attribute}.png",
+            "results/{avazu_folder}/figures/attribute~{attribute}.png",
             caption="../report/avazu_figure.rst",
             category="Avazu",
+            subcategory="{avazu_folder}",
             labels={"figure": "max TV per subcategory", "attribute": "{attribute}"},
         ),
     log:
-        "logs/avazu_figure/attribute~{attribute}.log",
+        "logs/avazu_figure/{avazu_folder}/attribute~{attribute}.log",
+    wildcard_constraints:
+        avazu_folder=get_avazu_folder_pattern(),
+        attribute="|".join(AVAZU_ATTRIBUTE_NAMES),
     conda:
         CONDA_ENV
     params:

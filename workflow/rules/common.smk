@@ -349,12 +349,31 @@ def get_movielens_outputs():
     return outputs
 
 
-# ---- Avazu helpers (issue 4) ---------------------------------------------------------------
+# ---- Avazu helpers (issues 4, 11, 14) ------------------------------------------------------
 # Config section `avazu:` (workflow/schemas/avazu.schema.yaml); rules in workflow/rules/avazu.smk.
-# The CSV is converted once into results/avazu/cache/<source>/train.parquet (see avazu.smk).
+# The CSV is converted once into results/avazu/cache/<source>/train.parquet (see avazu.smk), which
+# is the events table of the events stage's rules (histograms and metrics: ldpsample.events).
+# Each run (the section itself, and one per entry of avazu.variants) has a results folder:
+# results/avazu/ for the section, results/avazu/<key>~<value>[_<key>~<value>...]/ for a variant.
 
 AVAZU_ATTRIBUTE_NAMES = ("C1", "C14", "C15", "C16", "C17", "C18", "C19", "C20", "C21")
 AVAZU_SYNTHETIC_FILE = "resources/avazu-synthetic/train.gz"
+AVAZU_RESULTS = "results/avazu"
+# ldpsample.datasets.avazu.PLACEHOLDER_DEVICE_ID (not imported: it would load polars here)
+AVAZU_PLACEHOLDER_DEVICE = "a99f214a"
+# The keys an avazu.variants entry may change (the histogram filters).
+AVAZU_VARIANT_KEYS = (
+    "top_sites",
+    "site_rank_by",
+    "min_rows",
+    "user_activity",
+    "activity_scope",
+    "min_users",
+    "exclude_placeholder_device",
+)
+# Library modules whose edits re-run the Avazu tables and figures.
+AVAZU_TABLE_CODE = ("events/avazu.py", "events/tables.py", "experiments/real_data.py")
+AVAZU_FIGURE_CODE = ("experiments/real_data_figures.py", "plotting.py")
 
 
 def get_avazu_epsilons():
@@ -365,6 +384,61 @@ def get_avazu_epsilons():
 def get_avazu_attributes():
     """The configured attributes, in the official column order."""
     return [a for a in AVAZU_ATTRIBUTE_NAMES if a in config["avazu"]["attributes"]]
+
+
+def get_avazu_variant_name(overrides):
+    """Folder of a variant: its keys and values, sorted by key (min_users~1000)."""
+    text = lambda v: str(v).lower() if isinstance(v, bool) else str(v)
+    return "_".join(f"{key}~{text(overrides[key])}" for key in sorted(overrides))
+
+
+def get_avazu_folders():
+    """Results folder (under results/) of every Avazu run: avazu (the section's own values)
+    first, then avazu/<variant> per avazu.variants entry."""
+    return ["avazu"] + [
+        f"avazu/{get_avazu_variant_name(v)}"
+        for v in config["avazu"].get("variants", [])
+    ]
+
+
+def get_avazu_folder_pattern():
+    """Constraint of the {avazu_folder} wildcard: exactly the configured folders."""
+    return "|".join(re.escape(folder) for folder in get_avazu_folders())
+
+
+def get_avazu_settings(folder):
+    """The avazu section with a variant's overrides applied (the folder names the variant)."""
+    settings = {k: v for k, v in config["avazu"].items() if k != "variants"}
+    for overrides in config["avazu"].get("variants", []):
+        if folder == f"avazu/{get_avazu_variant_name(overrides)}":
+            settings.update(overrides)
+    return settings
+
+
+def check_avazu_variants():
+    """Each avazu.variants entry changes something and names its own folder (ConfigError)."""
+    seen = {"avazu"}
+    for index, overrides in enumerate(config["avazu"].get("variants", [])):
+        key = f"avazu.variants[{index}]"
+        unknown = sorted(set(overrides) - set(AVAZU_VARIANT_KEYS))
+        if unknown or not overrides:
+            raise CONFIG_CHECK.config_error(
+                key,
+                f"{overrides!r}: a variant sets one or more of {list(AVAZU_VARIANT_KEYS)}",
+            )
+        if all(config["avazu"][k] == v for k, v in overrides.items()):
+            raise CONFIG_CHECK.config_error(
+                key, f"{overrides!r} equals the avazu section itself (results/avazu/)"
+            )
+        folder = f"{AVAZU_RESULTS}/{get_avazu_variant_name(overrides)}"
+        if folder in seen:
+            raise CONFIG_CHECK.config_error(
+                key, f"{overrides!r} repeats the variant {folder}"
+            )
+        seen.add(folder)
+
+
+check_avazu_variants()
 
 
 def get_avazu_source_file():
@@ -383,7 +457,7 @@ def get_avazu_source_inputs():
 
 def get_avazu_cache():
     """The converted parquet and its stats, one folder per source."""
-    folder = f"results/avazu/cache/{config['avazu']['source']}"
+    folder = f"{AVAZU_RESULTS}/cache/{config['avazu']['source']}"
     return {"parquet": f"{folder}/train.parquet", "stats": f"{folder}/train.json"}
 
 
@@ -396,36 +470,89 @@ def get_avazu_synthetic_seed():
     )
 
 
-def get_avazu_histogram_params():
-    """Every avazu value the histogram jobs use (build_avazu_histograms' options)."""
-    return {
-        key: config["avazu"][key]
-        for key in (
-            "top_sites",
-            "site_rank_by",
-            "min_rows",
-            "user_activity",
-            "activity_scope",
-            "min_users",
-            "exclude_placeholder_device",
-        )
-    }
+def get_avazu_histogram_params(folder, attribute):
+    """The events options (build_event_histograms) equal to a variant's avazu values, for the
+    histogram job of one attribute (docs/own-data.md, "MovieLens and Avazu as events
+    configurations")."""
+    avazu = get_avazu_settings(folder)
+    return dict(
+        key="avazu",
+        path=get_avazu_cache()["parquet"],
+        user="device_id",
+        item="site_id",
+        count=None,
+        attributes=[attribute],
+        prior="user_mean",
+        items=None,
+        top_items=avazu["top_sites"],
+        rank_items_by="click" if avazu["site_rank_by"] == "clicks" else None,
+        activity_by="click" if avazu["user_activity"] == "clicks" else None,
+        min_user_count=avazu["min_rows"],
+        activity_scope={"global": "global", "top_sites": "top_items"}[
+            avazu["activity_scope"]
+        ],
+        min_users=avazu["min_users"],
+        exclude_users=(
+            [AVAZU_PLACEHOLDER_DEVICE] if avazu["exclude_placeholder_device"] else []
+        ),
+        on_null="error",
+    )
+
+
+def get_avazu_metrics_params():
+    """The events options (evaluate_attribute) of every Avazu metrics job: the subcategory's
+    mean histogram as prior, minimax and the TV mollifier, minimax-released samples."""
+    return dict(
+        name="avazu",
+        prior="user_mean",
+        epsilons=sorted(float(e) for e in config["avazu"]["epsilons"]),
+        methods=["minimax", "mollifier_tv"],
+        release=True,
+        seed=config["seed"],
+    )
+
+
+def get_avazu_aggregate_params(folder):
+    """The variant's values the tables job logs and checks (sorted: params are compared)."""
+    settings = get_avazu_settings(folder)
+    return dict(sorted((k, settings[k]) for k in AVAZU_VARIANT_KEYS))
+
+
+def get_avazu_parts(folder, table):
+    """A variant's per-attribute parts of the events rules (histograms, per_user, ...)."""
+    return expand(
+        f"results/{folder}/work/attribute~{{attribute}}/{table}.parquet",
+        attribute=get_avazu_attributes(),
+    )
 
 
 def get_avazu_outputs():
-    """Final targets of the Avazu experiment, if enabled."""
+    """Final targets of the Avazu experiment (every variant), if enabled."""
     if not is_enabled("avazu"):
         return []
-    return [
-        "results/avazu/max_tv.csv",
-        "results/avazu/max_tv.parquet",
-        "results/avazu/summary.csv",
-        "results/avazu/subcategories.csv",
-        *expand(
-            "results/avazu/figures/attribute~{attribute}.png",
+    outputs = []
+    for folder in get_avazu_folders():
+        folder = f"results/{folder}"
+        outputs += [
+            f"{folder}/{table}"
+            for table in (
+                "max_tv.csv",
+                "max_tv.parquet",
+                "summary.csv",
+                "subcategories.csv",
+                "per_user.parquet",
+                "audit.csv",
+                "audit_users.csv",
+            )
+        ]
+        outputs += expand(
+            f"{folder}/figures/attribute~{{attribute}}.png",
             attribute=get_avazu_attributes(),
-        ),
-    ]
+        )
+        outputs += expand(
+            f"{folder}/released/eps~{{eps}}.parquet", eps=get_avazu_epsilons()
+        )
+    return outputs
 
 
 # ---- WPM helpers (issue 6) -----------------------------------------------------------------

@@ -32,6 +32,7 @@ rule reproduction:
         not_run=get_reproduction_not_run(),
         context={
             "avazu_folder": "avazu",
+            "avazu_arxiv_folder": get_reproduction_avazu_arxiv_folder(),
             "movielens_variant": get_reproduction_movielens_variant(),
             "ring_n": config["wpm"]["ring"]["n"],
         },
