@@ -252,9 +252,11 @@ def _kl_normaliser(
     ``h(λ_max) = h_hi >= 1`` is the maximum of ``h``). A Newton step that leaves the bracket, or
     a flat piece (``B = 0``), is replaced by regula falsi on the bracket; after
     :data:`_NEWTON_STEPS` steps Newton alternates with bisection (geometric while the bracket
-    spans orders of magnitude), so every row terminates. The first iterate is ``λ = 1``, the
-    root when ``p`` already lies in ``M``. Typically 3-5 evaluations of a few O(n) passes,
-    vectorised over rows; finished rows leave the working set.
+    spans orders of magnitude), so every row terminates. The first iterate is
+    ``λ = 1 / sum_i min(p_i, b_i)`` (1, the root, when ``p`` already lies in ``M``; it also
+    follows the scale of unnormalised rows): about one evaluation per row fewer than starting
+    at ``λ = 1`` (3.3 instead of 4.2 at n = 100, ε = 1, Dirichlet(0.5) rows). Typically 2-5
+    evaluations of a few O(n) passes, vectorised over rows; finished rows leave the working set.
     """
     m = P.shape[0]
     out = np.empty(m)
@@ -264,17 +266,24 @@ def _kl_normaliser(
     h_lo = np.full(m, float(lower.sum()))
     hi = lam_hi.copy()
     h_hi = h_hi.copy()
-    lam = np.minimum(1.0, hi)
-    lam_prev = np.full(m, np.nan)
+    # First iterate: the root of sum_i min(λ p_i, b_i) = 1 were every coordinate below its upper
+    # bound (1 when p lies in M); it saves about one evaluation per row against λ = 1.
+    capped = work[: P.size].reshape(P.shape)
+    np.minimum(P, upper, out=capped)
+    with np.errstate(divide="ignore"):
+        lam = np.minimum(1.0 / capped.sum(axis=1), hi)
+    lam_prev = lam  # not compared at step 0
     for step in range(_MAX_STEPS):
         h, B = _h_exact(lam, P, lower, upper, work)
-        done = (np.abs(h - 1.0) <= _H_TOL) | (lam == lam_prev)
+        done = np.abs(h - 1.0) <= _H_TOL
+        if step:
+            done |= lam == lam_prev
         if step == _MAX_STEPS - 1:
             done[:] = True
         if done.any():
             out[rows[done]] = lam[done]
-            keep = ~done
-            if not keep.any():
+            keep = np.flatnonzero(~done)  # one index for the nine arrays below
+            if not keep.size:
                 break
             rows, P, lam, lo, h_lo, hi, h_hi, h, B = (
                 x[keep] for x in (rows, P, lam, lo, h_lo, hi, h_hi, h, B)
@@ -286,16 +295,19 @@ def _kl_normaliser(
         h_hi = np.where(below, h_hi, h)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             newton = lam + (1.0 - h) / B
-            falsi = lo + (1.0 - h_lo) * ((hi - lo) / (h_hi - h_lo))
         use_newton = (B > 0) & (newton > lo) & (newton <= hi)
         if step >= _NEWTON_STEPS:
             use_newton &= step % 2 == 0
-            falsi = _midpoint(lo, hi)
         lam_prev = lam
         lam = newton
         other = np.flatnonzero(~use_newton)
         if other.size:  # rare: regula falsi, or bisection where that does not move inside
-            f, lo_o, hi_o = falsi[other], lo[other], hi[other]
+            lo_o, hi_o = lo[other], hi[other]
+            if step >= _NEWTON_STEPS:
+                f = _midpoint(lo_o, hi_o)
+            else:
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    f = lo_o + (1.0 - h_lo[other]) * ((hi_o - lo_o) / (h_hi[other] - h_lo[other]))
             lam[other] = np.where((f > lo_o) & (f < hi_o), f, _midpoint(lo_o, hi_o))
     return out
 
@@ -326,13 +338,14 @@ def kl_projection_rows(
     Q = np.empty_like(P) if out is None else out
     if lower.sum() >= 1.0:  # ε ~ 0: M = {q} up to rounding
         return _kl_rows_at_lower_total(Q, lower, upper)
-    positive, h_max, lam_max = _kl_bracket(P, lower, upper)
+    h_max, lam_max = _kl_bracket(P, lower, upper)
     degenerate = ~(h_max >= 1.0)
     regular = np.flatnonzero(~degenerate)
     if regular.size:
         _kl_regular_rows(P, lower, upper, regular, lam_max, h_max, Q)
     if degenerate.any():
-        _kl_degenerate_rows(positive, lower, upper, q_pos, np.flatnonzero(degenerate), Q)
+        d = np.flatnonzero(degenerate)
+        _kl_degenerate_rows(P[d] > 0, lower, upper, q_pos, d, Q)
     return _fix_row_sums(Q, lower, upper)
 
 
@@ -346,20 +359,28 @@ def _kl_rows_at_lower_total(Q: FloatArray, lower: FloatArray, upper: FloatArray)
 
 def _kl_bracket(
     P: FloatArray, lower: FloatArray, upper: FloatArray
-) -> tuple[NDArray[np.bool_], FloatArray, FloatArray]:
-    """``(p > 0, h_max, λ_max)`` per row of ``P``.
+) -> tuple[FloatArray, FloatArray]:
+    """``(h_max, λ_max)`` per row of ``P``.
 
     Only coordinates with ``p_i > 0`` depend on ``λ``: ``clip(λ p_i, a_i, b_i) = a_i`` on the
     others, and ``q_i = 0`` coordinates (``a_i = b_i = 0``) give 0 for every ``λ``, so no mask by
     ``q`` is needed. ``h`` is largest, ``h_max = sum_{p_i>0} b_i + sum_{p_i=0} a_i``, from
     ``max_i b_i / p_i`` on; ``λ_max = max(b) / min_{p_i>0} p_i`` (capped at the largest float)
     is at least that and closes the initial bracket. Rows with ``h_max < 1`` have no normaliser.
+    One ``min`` pass serves the rows without a zero (``h_max = sum(b)``); only rows with a
+    ``p_i = 0`` need the masked sums.
     """
-    positive = P > 0
-    h_max = float(lower.sum()) + np.vecdot(positive, upper - lower)
+    p_min = P.min(axis=1)
+    h_max = np.full(P.shape[0], float(lower.sum()) + float(np.sum(upper - lower)))
+    zero = np.flatnonzero(p_min == 0.0)
+    if zero.size:
+        Pz = P[zero]
+        positive = Pz > 0
+        h_max[zero] = float(lower.sum()) + np.vecdot(positive, upper - lower)
+        p_min[zero] = np.min(Pz, axis=1, where=positive, initial=np.inf)
     with np.errstate(divide="ignore", over="ignore"):
-        lam_max = float(upper.max()) / np.min(P, axis=1, where=positive, initial=np.inf)
-    return positive, h_max, np.minimum(lam_max, np.finfo(float).max)
+        lam_max = float(upper.max()) / p_min
+    return h_max, np.minimum(lam_max, np.finfo(float).max)
 
 
 def _kl_regular_rows(
@@ -376,28 +397,29 @@ def _kl_regular_rows(
     all_rows = regular.size == P.shape[0]
     Pr = P if all_rows else P[regular]
     lam = _kl_normaliser(Pr, lower, upper, lam_max[regular], h_max[regular])
-    if all_rows:
-        np.multiply(lam[:, None], Pr, out=Q)
-        np.clip(Q, lower, upper, out=Q)
-    else:
-        Q[regular] = np.clip(lam[:, None] * Pr, lower, upper)
+    Qr = Q if all_rows else np.empty_like(Pr)
+    np.multiply(lam[:, None], Pr, out=Qr)
+    np.maximum(Qr, lower, out=Qr)  # max then min: clip(λ p, lower, upper) without np.clip's
+    np.minimum(Qr, upper, out=Qr)  # slower path
+    if not all_rows:
+        Q[regular] = Qr
 
 
 def _kl_degenerate_rows(
-    positive: NDArray[np.bool_],
+    positive_d: NDArray[np.bool_],
     lower: FloatArray,
     upper: FloatArray,
     q_pos: NDArray[np.bool_],
     d: NDArray[np.intp],
     Q: FloatArray,
 ) -> None:
-    """``Q[d]`` for the rows ``d`` that no ``λ`` normalises.
+    """``Q[d]`` for the rows ``d`` that no ``λ`` normalises (``positive_d = P[d] > 0``).
 
     Every ``p_i > 0`` coordinate sits at its upper bound ``b_i`` and the rest of the mass ``R``
     goes to the ``p_i = 0`` coordinates as ``t q_i``, ``t = R / sum_{p_i = 0} q_i``, which lies in
     ``[e^{-ε/2}, e^{ε/2}]`` (``docs/mollifier.md``).
     """
-    act = positive[d] & q_pos
+    act = positive_d & q_pos
     free = (~act) & q_pos
     Qd = np.where(act, upper, 0.0)
     rest = 1.0 - Qd.sum(axis=1)
