@@ -208,8 +208,9 @@ def mollifier_bounds(q: ArrayLike, *, epsilon: float) -> tuple[FloatArray, Float
 
 def _h_exact(
     lam: FloatArray, P: FloatArray, lower: FloatArray, upper: FloatArray, work: FloatArray
-) -> tuple[FloatArray, FloatArray]:
-    """``h(λ) = sum_i clip(λ p_i, a_i, b_i)`` per row and its slope ``B`` at ``λ``, by direct sums.
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``h(λ) = sum_i clip(λ p_i, a_i, b_i)`` per row and its slope ``B`` at ``λ``, by direct sums,
+    and the clipped values themselves (a view of ``work``).
 
     ``B`` sums ``p_i`` over the coordinates with ``clip(λ p_i) = λ p_i`` (a coordinate exactly on
     a bound counts as inside; ``p_i = 0`` adds nothing), so ``h = A + B λ`` on the piece through
@@ -227,7 +228,7 @@ def _h_exact(
     h = clipped.sum(axis=1)
     inside = np.equal(clipped, v)
     B = np.vecdot(P, inside) if rows else np.zeros(0)
-    return h, B
+    return h, B, clipped
 
 
 def _midpoint(lo: FloatArray, hi: FloatArray) -> FloatArray:
@@ -239,9 +240,18 @@ def _midpoint(lo: FloatArray, hi: FloatArray) -> FloatArray:
 
 
 def _kl_normaliser(
-    P: FloatArray, lower: FloatArray, upper: FloatArray, lam_hi: FloatArray, h_hi: FloatArray
-) -> FloatArray:
+    P: FloatArray,
+    lower: FloatArray,
+    upper: FloatArray,
+    lam_hi: FloatArray,
+    h_hi: FloatArray,
+    Q: FloatArray,
+) -> tuple[FloatArray, FloatArray]:
     """The root ``λ`` of ``h(λ) = sum_i clip(λ p_i, a_i, b_i) = 1`` of every (non-degenerate) row.
+
+    Returns ``(λ, h(λ))`` and writes ``Q = clip(λ p, a, b)``: a row's clipped values and their
+    sum are those of its final evaluation (the same operations on the same ``λ``), copied as the
+    row finishes instead of recomputed.
 
     Safeguarded Newton on the piecewise-linear, non-decreasing ``h``: at an iterate ``λ``,
     :func:`_h_exact` gives ``h(λ)`` and the slope ``B`` of the piece through ``λ``, and the next
@@ -260,6 +270,7 @@ def _kl_normaliser(
     """
     m = P.shape[0]
     out = np.empty(m)
+    sums = np.empty(m)
     rows = np.arange(m)
     work = np.empty(2 * P.size)
     lo = np.zeros(m)
@@ -274,14 +285,17 @@ def _kl_normaliser(
         lam = np.minimum(1.0 / capped.sum(axis=1), hi)
     lam_prev = lam  # not compared at step 0
     for step in range(_MAX_STEPS):
-        h, B = _h_exact(lam, P, lower, upper, work)
+        h, B, clipped = _h_exact(lam, P, lower, upper, work)
         done = np.abs(h - 1.0) <= _H_TOL
         if step:
             done |= lam == lam_prev
         if step == _MAX_STEPS - 1:
             done[:] = True
         if done.any():
-            out[rows[done]] = lam[done]
+            finished = rows[done]
+            out[finished] = lam[done]
+            sums[finished] = h[done]
+            Q[finished] = clipped[done]
             keep = np.flatnonzero(~done)  # one index for the nine arrays below
             if not keep.size:
                 break
@@ -309,7 +323,7 @@ def _kl_normaliser(
                 with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                     f = lo_o + (1.0 - h_lo[other]) * ((hi_o - lo_o) / (h_hi[other] - h_lo[other]))
             lam[other] = np.where((f > lo_o) & (f < hi_o), f, _midpoint(lo_o, hi_o))
-    return out
+    return out, sums
 
 
 def kl_projection_rows(
@@ -341,12 +355,14 @@ def kl_projection_rows(
     h_max, lam_max = _kl_bracket(P, lower, upper)
     degenerate = ~(h_max >= 1.0)
     regular = np.flatnonzero(~degenerate)
+    sums = np.empty(P.shape[0])
     if regular.size:
-        _kl_regular_rows(P, lower, upper, regular, lam_max, h_max, Q)
+        sums[regular] = _kl_regular_rows(P, lower, upper, regular, lam_max, h_max, Q)
     if degenerate.any():
         d = np.flatnonzero(degenerate)
         _kl_degenerate_rows(P[d] > 0, lower, upper, q_pos, d, Q)
-    return _fix_row_sums(Q, lower, upper)
+        sums[d] = Q[d].sum(axis=1)
+    return _fix_row_sums(Q, lower, upper, sums)
 
 
 def _kl_rows_at_lower_total(Q: FloatArray, lower: FloatArray, upper: FloatArray) -> FloatArray:
@@ -393,16 +409,14 @@ def _kl_regular_rows(
     Q: FloatArray,
 ) -> None:
     """``Q[regular] = clip(λ p, lower, upper)`` with ``λ`` from :func:`_kl_normaliser` (in place
-    when every row is regular)."""
+    when every row is regular); returns the rows' sums."""
     all_rows = regular.size == P.shape[0]
     Pr = P if all_rows else P[regular]
-    lam = _kl_normaliser(Pr, lower, upper, lam_max[regular], h_max[regular])
     Qr = Q if all_rows else np.empty_like(Pr)
-    np.multiply(lam[:, None], Pr, out=Qr)
-    np.maximum(Qr, lower, out=Qr)  # max then min: clip(λ p, lower, upper) without np.clip's
-    np.minimum(Qr, upper, out=Qr)  # slower path
+    _, sums = _kl_normaliser(Pr, lower, upper, lam_max[regular], h_max[regular], Qr)
     if not all_rows:
         Q[regular] = Qr
+    return sums
 
 
 def _kl_degenerate_rows(
@@ -428,13 +442,16 @@ def _kl_degenerate_rows(
     Q[d] = np.where(free, np.clip(t[:, None] * lower, lower, upper), Qd)
 
 
-def _fix_row_sums(Q: FloatArray, lower: FloatArray, upper: FloatArray) -> FloatArray:
-    """``Q`` with the rows whose sum is more than :data:`_H_TOL` off 1 moved onto their slack.
+def _fix_row_sums(
+    Q: FloatArray, lower: FloatArray, upper: FloatArray, sums: FloatArray
+) -> FloatArray:
+    """``Q`` with the rows whose sum (``sums``, i.e. ``Q.sum(axis=1)``) is more than
+    :data:`_H_TOL` off 1 moved onto their slack.
 
     Rounding leaves sums within ~n ulp of 1; rows further off (degenerate rows whose fill was
     clipped, cancellations) get the residual moved by :func:`_fill_to_one`.
     """
-    off = np.flatnonzero(np.abs(Q.sum(axis=1) - 1.0) > _H_TOL)
+    off = np.flatnonzero(np.abs(sums - 1.0) > _H_TOL)
     if off.size:
         Q[off] = _fill_to_one(Q[off], lower, upper)
     return Q
