@@ -3,7 +3,7 @@
 Prints two markdown tables:
 
 1. building the dense ``(n, n)`` kernel with :func:`ldpsample.minimax.minimax_kernel` (closed
-   form, O(n^2)) vs Algorithm 1's recursion (``benchmarks/reference.py``, O(n^3)); the
+   form, O(n^2)) vs Algorithm 1's recursion (:mod:`ldpsample.reference`, O(n^3)); the
    recursion is run only up to ``--max-recursion-n`` and reported as skipped above it;
 2. :func:`ldpsample.minimax.apply_minimax` on ``--users`` x ``--items`` (sorted and unsorted
    prior, precomputed coefficients, input validation included), with the dense BLAS product
@@ -17,17 +17,13 @@ Usage: ``python benchmarks/bench_minimax.py [--users 1000000] [--items 100]``.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reference import oracle_kernel
-
 from ldpsample.minimax import apply_minimax, minimax_coefficients, minimax_kernel
+from ldpsample.reference import recursion_kernel
 
 EPSILON = 1.0
 
@@ -64,8 +60,8 @@ def dense_table(sizes: list[int], max_recursion_n: int, repeats: int) -> list[st
         q = rng.dirichlet(np.ones(n))  # unsorted: includes the sort and un-permute
         closed = best_time(lambda q=q: minimax_kernel(q, epsilon=EPSILON), repeats)
         if n <= max_recursion_n:
-            recursion = best_time(lambda q=q: oracle_kernel(q, EPSILON), repeats)
-            diff = np.abs(minimax_kernel(q, epsilon=EPSILON) - oracle_kernel(q, EPSILON)).max()
+            recursion = best_time(lambda q=q: recursion_kernel(q, EPSILON), repeats)
+            diff = np.abs(minimax_kernel(q, epsilon=EPSILON) - recursion_kernel(q, EPSILON)).max()
             rows.append(
                 f"| {n} | {closed:.4f} | {recursion:.3f} | {recursion / closed:,.0f}x "
                 f"| {diff:.1e} |"

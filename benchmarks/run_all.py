@@ -16,7 +16,7 @@ Rows (``--only`` takes any of these names, several allowed):
   ``brentq`` on ``[0, 1000]`` (``bench_mollifier.brentq_kl``) timed on a subset and
   extrapolated linearly;
 * ``dense-2000``: dense kernel n = 2000, closed form vs the paper's recursion
-  (``benchmarks/reference.py``);
+  (:mod:`ldpsample.reference`, shared with the tests);
 * ``dense-10000``: dense kernel n = 10,000, closed form;
 * ``apply-1e6x100``: :func:`apply_minimax`, 10^6 users x n = 100;
 * ``mollifier-1e5x100``: KL and TV closed forms, 10^5 users x n = 100, and cvxpy with one
@@ -354,13 +354,12 @@ def row_kl_brentq(quick: bool) -> Row:
 
 @register("dense-2000", _dense_2000_subject)
 def row_dense_2000(quick: bool) -> Row:
-    from reference import oracle_kernel
-
     from ldpsample.minimax import minimax_kernel
+    from ldpsample.reference import recursion_kernel
 
     n = _dense_2000_n(quick)
     q = _prior(n, 5)
-    diff = float(np.abs(minimax_kernel(q, epsilon=EPSILON) - oracle_kernel(q, EPSILON)).max())
+    diff = float(np.abs(minimax_kernel(q, epsilon=EPSILON) - recursion_kernel(q, EPSILON)).max())
     row = Row("dense-2000", f"dense minimax kernel, n = {n:,}")
     row.measures = [
         Measure(
@@ -370,7 +369,7 @@ def row_dense_2000(quick: bool) -> Row:
         ),
         Measure(
             "paper's recursion, Algorithm 1 (O(n^3))",
-            best_time(lambda: oracle_kernel(q, EPSILON), 3),
+            best_time(lambda: recursion_kernel(q, EPSILON), 3),
             "best of 3",
             ratio_of="minimax_kernel (closed form)",
         ),

@@ -1,12 +1,11 @@
-"""Benchmark-owned references: the paper's recursion for the minimax kernel, verbatim.
+"""Reference implementations kept verbatim for cross-checks and benchmarks (unused by the library).
 
 Algorithm 1 of Zamanlooy, Diaz and Asoodeh (AISTATS 2025), "Locally private sampling with public
-data": one recursion level per item, a fresh dense matrix at every level, O(n^3) time. The
-benchmarks time :func:`ldpsample.minimax.minimax_kernel` (closed form) against it.
-``tests/oracle.py`` keeps its own copy for the test suite; the benchmarks do not import from
-``tests/``.
-
-The published per-user ``brentq`` KL mollifier projection lives in ``bench_mollifier.brentq_kl``.
+data", as the paper writes it: one recursion level per item, a fresh dense matrix at every level,
+O(n^3) time. The test suite checks :func:`ldpsample.minimax.minimax_kernel` (closed form) and
+:func:`ldpsample.minimax.apply_minimax` against it, and ``benchmarks/`` times the closed form
+against it. It lives in the library, not in ``tests/`` or ``benchmarks/``, because both of those
+import it and neither may import the other; nothing in the library imports this module.
 """
 
 from __future__ import annotations
@@ -15,10 +14,13 @@ import math
 import sys
 
 import numpy as np
-from numpy.typing import NDArray
+
+from ldpsample._types import FloatArray
+
+__all__ = ["base_case", "recursion_kernel", "recursion_sorted"]
 
 
-def base_case(alpha: float, epsilon: float) -> NDArray[np.float64]:
+def base_case(alpha: float, epsilon: float) -> FloatArray:
     """Algorithm 1, n = 2 (Proposition 1): ``alpha`` is the smaller prior mass."""
     e = math.exp(epsilon)
     scale = 1.0 / (e * alpha + 1.0 - alpha)
@@ -27,7 +29,7 @@ def base_case(alpha: float, epsilon: float) -> NDArray[np.float64]:
     )
 
 
-def recursion_sorted(q: NDArray[np.float64], epsilon: float) -> NDArray[np.float64]:
+def recursion_sorted(q: FloatArray, epsilon: float) -> FloatArray:
     """Algorithm 1 for a prior ``q`` sorted in ascending order."""
     n = q.shape[0]
     if n == 1:
@@ -48,8 +50,11 @@ def recursion_sorted(q: NDArray[np.float64], epsilon: float) -> NDArray[np.float
     return K
 
 
-def oracle_kernel(q: NDArray[np.float64], epsilon: float) -> NDArray[np.float64]:
-    """Algorithm 1 for ``q`` in any order: sort (stable), recurse, un-permute rows and columns."""
+def recursion_kernel(q: FloatArray, epsilon: float) -> FloatArray:
+    """Algorithm 1 for ``q`` in any order: sort (stable), recurse, un-permute rows and columns.
+
+    Raises the interpreter's recursion limit for the call (one level per item).
+    """
     q = np.asarray(q, dtype=float)
     order = np.argsort(q, kind="stable")
     limit = sys.getrecursionlimit()
