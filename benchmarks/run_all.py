@@ -259,6 +259,19 @@ def _avazu_subject(quick: bool) -> object:
 # --------------------------------------------------------------------------------------------
 
 
+def _one_thread(row: Row, call: Callable[[], object]) -> Measure:
+    """The row's subject again with ``threads=1`` (no thread pool), its ratios to the row's
+    references in the note: on a machine loaded by other jobs the default threads may not help."""
+    seconds = best_time(call)
+    subject = row.measures[0]
+    ratios = []
+    for m in row.measures[1:]:
+        if m.ratio_of == subject.label:
+            value = seconds / m.seconds if m.slowdown else m.seconds / seconds
+            ratios.append(f"{m.label}: {value:,.2f}x {'its time' if m.slowdown else 'faster'}")
+    return Measure("same, threads=1 (one core, no thread pool)", seconds, "; ".join(ratios))
+
+
 @register("apply-4000", _apply_4000_subject)
 def row_apply_4000(quick: bool) -> Row:
     from ldpsample.minimax import apply_minimax, minimax_coefficients, minimax_kernel
@@ -290,6 +303,7 @@ def row_apply_4000(quick: bool) -> Row:
             target=4.0,
         ),
     ]
+    row.measures.append(_one_thread(row, lambda: apply_minimax(P, kernel, threads=1)))
     old = baseline("minimax")
     if old is not None:
         row.measures.append(
@@ -338,6 +352,9 @@ def row_kl_brentq(quick: bool) -> Row:
             target=20.0,
         ),
     ]
+    row.measures.append(
+        _one_thread(row, lambda: relative_mollifier_kl(P, q, epsilon=EPSILON, threads=1))
+    )
     old = baseline("mollifier")
     if old is not None:
         diff_old = float(np.abs(old.relative_mollifier_kl(P, q, epsilon=EPSILON) - fast).max())
