@@ -1,29 +1,32 @@
-"""MovieLens tables of one variant: the per-ε parts combined (per_user.parquet, max_tv.csv,
-max_kl.csv) and the win summary (summary.csv)."""
+"""MovieLens tables of one variant from the events stage's per-user table (attribute
+age_group): per_user.parquet, max_tv.csv, max_kl.csv and the win summary (summary.csv) in the
+MovieLens layout (ldpsample.events.movielens), and the kernel audit (audit.csv, re-checked)."""
 
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.experiments.real_data_tables import movielens_summary
+from ldpsample.events import tables
+from ldpsample.events.movielens import (
+    movielens_max_tables,
+    movielens_per_user,
+    movielens_summary,
+)
 from ldpsample.io import write_csv, write_parquet
 from ldpsample.scripting import start
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake
 
-
-def combine(paths, keys):
-    return pl.concat([pl.read_parquet(path) for path in paths]).sort(keys)
-
-
 log = start(snakemake)
-per_user = combine(snakemake.input.per_user, ["epsilon", "group", "user_id"])
-max_tv = combine(snakemake.input.max_tv, ["epsilon", "group", "method"])
-max_kl = combine(snakemake.input.max_kl, ["epsilon", "group", "method"])
-summary = movielens_summary(max_tv, max_kl)
-write_parquet(per_user, snakemake.output.per_user)
+per_user = pl.read_parquet(snakemake.input.per_user)
+audit = pl.read_parquet(snakemake.input.audit).sort("attribute", "subcategory", "epsilon", "kernel")
+tables.check_audit(audit)
+max_tv, max_kl = movielens_max_tables(per_user)
+summary = movielens_summary(per_user)
+write_parquet(movielens_per_user(per_user), snakemake.output.per_user)
 write_csv(max_tv, snakemake.output.max_tv)
 write_csv(max_kl, snakemake.output.max_kl)
 write_csv(summary, snakemake.output.summary)
+write_csv(audit, snakemake.output.audit)
 log.info("%d per-user rows, %d ε\n%s", per_user.height, max_tv["epsilon"].n_unique(), summary)

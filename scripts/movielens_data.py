@@ -1,9 +1,10 @@
-"""MovieLens experiment data of one variant: private p per ML-1M user, public q per age group
-(ldpsample.datasets.build_movielens_data)."""
+"""MovieLens as events tables, once for every variant: one row per (user, genre) of ML-1M (the
+private side) and of ML-100K (the public table of the AISTATS prior), with the age group and
+both weights (ldpsample.events.movielens.movielens_events)."""
 
 from typing import TYPE_CHECKING
 
-from ldpsample.datasets import build_movielens_data
+from ldpsample.events.movielens import movielens_events
 from ldpsample.io import write_parquet
 from ldpsample.scripting import start
 
@@ -11,22 +12,15 @@ if TYPE_CHECKING:
     from snakemake.script import snakemake
 
 log = start(snakemake)
-data = build_movielens_data(
-    dict(snakemake.params.ml1m_files),
-    dict(snakemake.params.ml100k_files),
-    weight=snakemake.params.weight,
-    prior_source=snakemake.params.prior_source,
+ml1m, ml100k, genres = movielens_events(
+    dict(snakemake.params.ml1m_files), dict(snakemake.params.ml100k_files)
 )
-write_parquet(data.users, snakemake.output.users)
-write_parquet(data.priors, snakemake.output.priors)
+write_parquet(ml1m, snakemake.output.ml1m)
+write_parquet(ml100k, snakemake.output.ml100k)
 log.info(
-    "%d users over %d genres in %d age groups; partial copy: %s; users skipped (no mass on "
-    "the genres): %d",
-    data.users.height,
-    len(data.genres),
-    len(data.groups),
-    data.partial,
-    data.skipped_users,
+    "%d ML-1M users and %d ML-100K users over %d genres in %d age groups",
+    ml1m["user_id"].n_unique(),
+    ml100k["user_id"].n_unique(),
+    len(genres),
+    ml1m["age_group"].n_unique(),
 )
-if data.partial:
-    log.warning("results computed from a PARTIAL copy are not the paper's numbers")

@@ -1,5 +1,5 @@
-"""MovieLens bar plots: per age group, worst-case TV and KL per method, at one ε (Fig. 4;
-params.epsilon) or at every ε (Fig. 12; params.epsilon is None)."""
+"""MovieLens bar plots of one variant: per age group, worst-case TV and KL per method, at one ε
+(Fig. 4; params.epsilon) or at every ε (Fig. 12; params.epsilon is None)."""
 
 from typing import TYPE_CHECKING
 
@@ -16,14 +16,8 @@ from ldpsample.scripting import start
 if TYPE_CHECKING:
     from snakemake.script import snakemake
 
-
-def read(paths):
-    paths = [paths] if isinstance(paths, str) else list(paths)
-    return pl.concat([pl.read_parquet(path) for path in paths])
-
-
 start(snakemake)
-max_tv, max_kl = read(snakemake.input.max_tv), read(snakemake.input.max_kl)
+max_tv, max_kl = pl.read_csv(snakemake.input.max_tv), pl.read_csv(snakemake.input.max_kl)
 if snakemake.params.epsilon is None:
     figure = plot_movielens_overview(max_tv, max_kl)
 else:

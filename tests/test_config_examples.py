@@ -17,8 +17,8 @@ from _workflow import (
 
 EXAMPLES = sorted((ROOT / "config" / "examples").glob("*.yaml"))
 EXPECTED = {
-    "movielens.yaml": {"movielens_data": 1, "movielens_metrics": 3},
-    "arxiv-variant.yaml": {"movielens_data": 1, "movielens_metrics": 8},
+    "movielens.yaml": {"movielens_data": 1, "movielens_metrics": 1},
+    "arxiv-variant.yaml": {"movielens_data": 1, "movielens_metrics": 1},
     "sweep.yaml": {"synthetic_part": 6, "synthetic_figure": 1},
     "mirror.yaml": {"download_dataset": 2, "movielens_data": 1},
 }
@@ -51,5 +51,5 @@ def test_paper_config_runs_both_movielens_variants(tmp_path):
     workdir = copy_workflow(tmp_path / "clone")
     args = ["--configfile", "config/paper.yaml", "--config", f"data_dir={SHARED_DATA}"]
     jobs = planned_jobs(workdir, *args)
-    assert jobs["movielens_data"] == 2 and jobs["movielens_aggregate"] == 2
+    assert jobs["movielens_data"] == 1 and jobs["movielens_aggregate"] == 2
     assert jobs["reproduction"] == 1

@@ -39,7 +39,7 @@ ALL_OFF = {
 }
 GOWALLA_SAMPLE = "loc-gowalla_totalCheckins.first-10000-lines.txt"
 TARGETS = {
-    "movielens": "results/movielens/prior~ml-100k_weight~count/users.parquet",
+    "movielens": "results/movielens/events/ml-1m.parquet",
     "avazu": "results/avazu/cache/kaggle/train.parquet",
     "wpm_gowalla": "results/wpm_gowalla/checkins.parquet",
 }

@@ -218,10 +218,10 @@ def synthetic_run(tmp_path_factory):
 
 
 def test_movielens_prior_matches_a_hand_built_one(shared_run):
-    priors = pl.read_parquet(shared_run / VARIANT / "priors.parquet")
-    row = priors.filter(pl.col("group") == "25-34")
-    np.testing.assert_allclose(row.select(GENRES).to_numpy()[0], _ml100k_prior(range(25, 35)))
-    assert priors["group"].to_list() == ["0-24", "25-34", "35-44", "45-49", "50-54", "55+"]
+    priors = pl.read_parquet(shared_run / VARIANT / "work/priors.parquet")
+    q = dict(priors.filter(pl.col("subcategory") == "25-34").select("item", "q").iter_rows())
+    np.testing.assert_allclose([q[g] for g in GENRES], _ml100k_prior(range(25, 35)))
+    assert sorted(set(priors["subcategory"])) == ["0-24", "25-34", "35-44", "45-49", "50-54", "55+"]
 
 
 def test_movielens_worst_cases_match_an_independent_computation(shared_run):
@@ -259,8 +259,17 @@ def test_movielens_output_contract(shared_run):
     assert max_tv.height == max_kl.height == len(ML_EPSILONS) * 6 * 2
     # Per-user values: one row per (ε, user), and the tables are their maxima.
     per_user = pl.read_parquet(base / "per_user.parquet")
-    users = pl.read_parquet(base / "users.parquet")
-    assert per_user.height == len(ML_EPSILONS) * users.height == len(ML_EPSILONS) * 2999
+    users = pl.read_parquet(shared_run / "results/movielens/events/ml-1m.parquet")["user_id"]
+    assert per_user.height == len(ML_EPSILONS) * users.n_unique() == len(ML_EPSILONS) * 2999
+    assert per_user.columns == [
+        "epsilon",
+        "group",
+        "user_id",
+        "minimax",
+        "mollifier_tv",
+        "minimax_kl",
+        "mollifier_kl",
+    ]
     worst = per_user.group_by("epsilon", "group").agg(pl.col("minimax").max(), pl.len())
     joined = max_tv.filter(pl.col("method") == "minimax").join(worst, on=["epsilon", "group"])
     np.testing.assert_allclose(joined["max_tv"], joined["minimax"], rtol=1e-12)
@@ -327,7 +336,8 @@ def test_avazu_on_the_prefix_is_an_empty_well_formed_result(shared_run):
 
 
 def test_another_variant_gets_its_own_folder(shared_run):
-    """weight: rating (the paper's text) is a new folder: only its MovieLens jobs run."""
+    """weight: rating (the paper's text) is a new folder: only its MovieLens jobs run (the
+    events tables of the data job serve every variant)."""
     config = write_config(
         shared_run,
         "rating",
@@ -340,8 +350,8 @@ def test_another_variant_gets_its_own_folder(shared_run):
     )
     assert planned_jobs(shared_run, "--configfile", config) == {
         "all": 1,
-        "movielens_data": 1,
-        "movielens_metrics": len(ML_EPSILONS),
+        "movielens_histograms": 1,
+        "movielens_metrics": 1,
         "movielens_aggregate": 1,
         "movielens_figure": len(ML_EPSILONS),
         "movielens_overview_figure": 1,
@@ -445,7 +455,9 @@ def test_paper_config_builds_a_dag_on_the_shared_data(tmp_path):
     jobs = planned_jobs(
         workdir, "--configfile", "config/paper.yaml", "--config", f"data_dir={SHARED_DATA}"
     )
-    assert jobs["movielens_data"] == 2 and jobs["movielens_metrics"] == 16  # both priors
+    # one data job (events tables); per prior one histogram and one metrics job (every ε)
+    assert jobs["movielens_data"] == 1 and jobs["movielens_metrics"] == 2
+    assert jobs["movielens_histograms"] == 2 and jobs["movielens_figure"] == 16
     # results/avazu/ (min_users 100) and the arXiv variant results/avazu/min_users~1000/: per
     # run one histogram and one metrics job per attribute (every ε in-process)
     assert jobs["avazu_convert"] == 1 and jobs["avazu_histograms"] == 2 * 9

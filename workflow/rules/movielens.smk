@@ -1,7 +1,13 @@
-# MovieLens experiment of Zamanlooy et al. (2025): max TV/KL per age group (issue 4).
-# Config: the `movielens:` section (workflow/schemas/movielens.schema.yaml); helpers: common.smk,
-# section "MovieLens helpers". One data job per variant (prior~<prior_source>_weight~<weight>:
-# the paper-vs-code options), one metrics job per (variant, ε), then local tables and figures.
+# MovieLens experiment of Zamanlooy et al. (2025): max TV/KL per age group (issue 4), run by the
+# events stage's library and scripts (issue 11). Config: the `movielens:` section
+# (workflow/schemas/movielens.schema.yaml); helpers: common.smk, section "MovieLens helpers".
+# One data job turns the official files into events tables (one row per (user, genre)); per
+# variant (MOVIELENS_VARIANT, prior~<prior_source>_weight~<weight>: the paper-vs-code options)
+# one histogram job and one metrics job looping over ε in-process (scripts/events_*.py), then
+# local jobs: the tables in the MovieLens layout and the figures (one per ε, one for all).
+
+
+include: "events_common.smk"
 
 
 wildcard_constraints:
@@ -20,15 +26,18 @@ rule movielens_data:
         ml1m=get_dataset_inputs("ml-1m"),
         ml100k=get_dataset_inputs("ml-100k"),
         code=get_library_sources(
-            "datasets/movielens.py", "datasets/registry.py", "datasets/_files.py"
+            "events/movielens.py",
+            "datasets/movielens.py",
+            "datasets/registry.py",
+            "datasets/_files.py",
         ),
     output:
-        users="results/movielens/prior~{prior_source}_weight~{weight}/users.parquet",
-        priors="results/movielens/prior~{prior_source}_weight~{weight}/priors.parquet",
+        ml1m=MOVIELENS_EVENTS["ml1m"],
+        ml100k=MOVIELENS_EVENTS["ml100k"],
     log:
-        "logs/movielens_data/prior~{prior_source}_weight~{weight}.log",
+        "logs/movielens_data/events.log",
     benchmark:
-        "logs/benchmarks/movielens_data/prior~{prior_source}_weight~{weight}.tsv"
+        "logs/benchmarks/movielens_data/events.tsv"
     conda:
         CONDA_ENV
     resources:
@@ -37,75 +46,91 @@ rule movielens_data:
     params:
         ml1m_files=get_dataset_paths("ml-1m"),
         ml100k_files=get_dataset_paths("ml-100k"),
-        prior_source=lambda wildcards: wildcards.prior_source,
-        weight=lambda wildcards: wildcards.weight,
     script:
         "../../scripts/movielens_data.py"
 
 
-rule movielens_metrics:
+rule movielens_histograms:
     input:
-        users="results/movielens/prior~{prior_source}_weight~{weight}/users.parquet",
-        priors="results/movielens/prior~{prior_source}_weight~{weight}/priors.parquet",
-        code=get_library_sources(
-            "experiments/real_data.py",
-            "experiments/real_data_tables.py",
-            "minimax.py",
-            "mollifier.py",
-            "divergences.py",
-        ),
+        data=list(MOVIELENS_EVENTS.values()),
+        code=get_library_sources(*EVENTS_HISTOGRAM_CODE),
     output:
-        per_user="results/movielens/prior~{prior_source}_weight~{weight}/eps~{eps}/per_user.parquet",
-        max_tv="results/movielens/prior~{prior_source}_weight~{weight}/eps~{eps}/max_tv.parquet",
-        max_kl="results/movielens/prior~{prior_source}_weight~{weight}/eps~{eps}/max_kl.parquet",
+        histograms=f"{MOVIELENS_FOLDER}/work/histograms.parquet",
+        priors=f"{MOVIELENS_FOLDER}/work/priors.parquet",
+        subcategories=f"{MOVIELENS_FOLDER}/work/subcategories.parquet",
     log:
-        "logs/movielens_metrics/prior~{prior_source}_weight~{weight}_eps~{eps}.log",
+        f"logs/movielens_histograms/{MOVIELENS_VARIANT}.log",
     benchmark:
-        "logs/benchmarks/movielens_metrics/prior~{prior_source}_weight~{weight}_eps~{eps}.tsv"
+        f"logs/benchmarks/movielens_histograms/{MOVIELENS_VARIANT}.tsv"
     conda:
         CONDA_ENV
     resources:
         mem_mb=2000,
-        runtime=15,
+        runtime=10,
     params:
-        epsilon=lambda wildcards: float(wildcards.eps),
+        options=lambda wildcards: get_movielens_histogram_params(
+            wildcards.prior_source, wildcards.weight
+        ),
     script:
-        "../../scripts/movielens_metrics.py"
+        "../../scripts/events_histograms.py"
+
+
+rule movielens_metrics:
+    input:
+        histograms=f"{MOVIELENS_FOLDER}/work/histograms.parquet",
+        priors=f"{MOVIELENS_FOLDER}/work/priors.parquet",
+        code=get_library_sources(*EVENTS_METRICS_CODE),
+    output:
+        per_user=temp(f"{MOVIELENS_FOLDER}/work/per_user.parquet"),
+        audit=temp(f"{MOVIELENS_FOLDER}/work/audit.parquet"),
+        released=temp(f"{MOVIELENS_FOLDER}/work/released.parquet"),
+    log:
+        f"logs/movielens_metrics/{MOVIELENS_VARIANT}.log",
+    benchmark:
+        f"logs/benchmarks/movielens_metrics/{MOVIELENS_VARIANT}.tsv"
+    conda:
+        CONDA_ENV
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        options=lambda wildcards: get_movielens_metrics_params(wildcards.prior_source),
+        attribute="age_group",
+    script:
+        "../../scripts/events_metrics.py"
 
 
 rule movielens_aggregate:
     input:
-        per_user=get_movielens_parts("per_user"),
-        max_tv=get_movielens_parts("max_tv"),
-        max_kl=get_movielens_parts("max_kl"),
-        code=get_library_sources(
-            "experiments/real_data.py", "experiments/real_data_tables.py"
-        ),
+        per_user=f"{MOVIELENS_FOLDER}/work/per_user.parquet",
+        audit=f"{MOVIELENS_FOLDER}/work/audit.parquet",
+        code=get_library_sources(*MOVIELENS_TABLE_CODE),
     output:
-        per_user="results/movielens/prior~{prior_source}_weight~{weight}/per_user.parquet",
+        per_user=f"{MOVIELENS_FOLDER}/per_user.parquet",
         max_tv=report(
-            "results/movielens/prior~{prior_source}_weight~{weight}/max_tv.csv",
+            f"{MOVIELENS_FOLDER}/max_tv.csv",
             caption="../report/movielens_max_tv.rst",
             category="MovieLens",
-            subcategory="prior~{prior_source}_weight~{weight}",
+            subcategory=MOVIELENS_VARIANT,
             labels={"table": "max TV per age group and ε"},
         ),
         max_kl=report(
-            "results/movielens/prior~{prior_source}_weight~{weight}/max_kl.csv",
+            f"{MOVIELENS_FOLDER}/max_kl.csv",
             caption="../report/movielens_max_kl.rst",
             category="MovieLens",
-            subcategory="prior~{prior_source}_weight~{weight}",
+            subcategory=MOVIELENS_VARIANT,
             labels={"table": "max KL per age group and ε"},
         ),
         summary=report(
-            "results/movielens/prior~{prior_source}_weight~{weight}/summary.csv",
+            f"{MOVIELENS_FOLDER}/summary.csv",
             caption="../report/movielens_summary.rst",
             category="MovieLens",
-            subcategory="prior~{prior_source}_weight~{weight}",
+            subcategory=MOVIELENS_VARIANT,
             labels={"table": "win shares and mean improvements"},
         ),
+        audit=f"{MOVIELENS_FOLDER}/audit.csv",
     log:
-        "logs/movielens_aggregate/prior~{prior_source}_weight~{weight}.log",
+        f"logs/movielens_aggregate/{MOVIELENS_VARIANT}.log",
     conda:
         CONDA_ENV
     script:
@@ -114,23 +139,19 @@ rule movielens_aggregate:
 
 rule movielens_figure:
     input:
-        max_tv="results/movielens/prior~{prior_source}_weight~{weight}/eps~{eps}/max_tv.parquet",
-        max_kl="results/movielens/prior~{prior_source}_weight~{weight}/eps~{eps}/max_kl.parquet",
-        code=get_library_sources(
-            "experiments/real_data_figures.py",
-            "experiments/real_data_tables.py",
-            "plotting.py",
-        ),
+        max_tv=f"{MOVIELENS_FOLDER}/max_tv.csv",
+        max_kl=f"{MOVIELENS_FOLDER}/max_kl.csv",
+        code=get_library_sources(*MOVIELENS_FIGURE_CODE),
     output:
         figure=report(
-            "results/movielens/prior~{prior_source}_weight~{weight}/figures/eps~{eps}.png",
+            f"{MOVIELENS_FOLDER}/figures/eps~{{eps}}.png",
             caption="../report/movielens_figure.rst",
             category="MovieLens",
-            subcategory="prior~{prior_source}_weight~{weight}",
+            subcategory=MOVIELENS_VARIANT,
             labels={"figure": "max TV and KL per age group", "ε": "{eps}"},
         ),
     log:
-        "logs/movielens_figure/prior~{prior_source}_weight~{weight}_eps~{eps}.log",
+        f"logs/movielens_figure/{MOVIELENS_VARIANT}_eps~{{eps}}.log",
     conda:
         CONDA_ENV
     params:
@@ -141,23 +162,19 @@ rule movielens_figure:
 
 rule movielens_overview_figure:
     input:
-        max_tv=get_movielens_parts("max_tv"),
-        max_kl=get_movielens_parts("max_kl"),
-        code=get_library_sources(
-            "experiments/real_data_figures.py",
-            "experiments/real_data_tables.py",
-            "plotting.py",
-        ),
+        max_tv=f"{MOVIELENS_FOLDER}/max_tv.csv",
+        max_kl=f"{MOVIELENS_FOLDER}/max_kl.csv",
+        code=get_library_sources(*MOVIELENS_FIGURE_CODE),
     output:
         figure=report(
-            "results/movielens/prior~{prior_source}_weight~{weight}/figures/all_epsilons.png",
+            f"{MOVIELENS_FOLDER}/figures/all_epsilons.png",
             caption="../report/movielens_overview.rst",
             category="MovieLens",
-            subcategory="prior~{prior_source}_weight~{weight}",
+            subcategory=MOVIELENS_VARIANT,
             labels={"figure": "max TV and KL per age group, every ε", "ε": "all"},
         ),
     log:
-        "logs/movielens_overview_figure/prior~{prior_source}_weight~{weight}.log",
+        f"logs/movielens_overview_figure/{MOVIELENS_VARIANT}.log",
     conda:
         CONDA_ENV
     params:

@@ -36,7 +36,7 @@ rule reproduction:
             "movielens_variant": get_reproduction_movielens_variant(),
             "ring_n": config["wpm"]["ring"]["n"],
         },
-        movielens_log=f"logs/movielens_data/{get_reproduction_movielens_variant()}.log",
+        movielens_log="logs/movielens_data/events.log",
         avazu_source=config["avazu"]["source"],
         wpm_gowalla_data=get_reproduction_wpm_gowalla_data(),
     script:

@@ -3,8 +3,8 @@
 # the other stages share. Names start with get_reproduction_.
 
 
-ARXIV_MOVIELENS_VARIANT = "prior~ml-1m_weight~count"
-AISTATS_MOVIELENS_VARIANT = "prior~ml-100k_weight~count"
+ARXIV_MOVIELENS_VARIANT = get_movielens_variant("ml-1m", "count")
+AISTATS_MOVIELENS_VARIANT = get_movielens_variant("ml-100k", "count")
 
 
 def get_reproduction_enabled():
