@@ -52,7 +52,7 @@ def compare(before: Path, after: Path, *, rtol: float, atol: float) -> int:
             print(f"identical bytes: {name}")
             continue
         try:
-            assert_frame_equal(_read(a), _read(b), check_exact=False, rtol=rtol, atol=atol)
+            assert_frame_equal(_read(a), _read(b), check_exact=False, rel_tol=rtol, abs_tol=atol)
         except AssertionError as exc:
             print(f"DIFFERS: {name}: {str(exc).splitlines()[0]}")
             failures += 1
