@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -163,6 +164,12 @@ class MinimaxKernel:
         run_split(fill, n, worker_count(threads, n, large=n * n >= _DENSE_THREADED_ENTRIES))
         np.fill_diagonal(K, self._to_caller(self.diagonal_sorted))
         return K
+
+    @cached_property
+    def _chunk_plan(self) -> _ChunkPlan:
+        """The blocks :func:`apply_minimax` multiplies by, built on first use and kept: a kernel
+        applied to many batches (or one row at a time) builds them once."""
+        return _chunk_plan(self)
 
     def apply(self, P: ArrayLike, *, threads: int | None = None) -> FloatArray:
         """``P @ K`` without forming ``K``; see :func:`apply_minimax` (same ``threads``)."""
@@ -438,7 +445,7 @@ def apply_minimax(
     users = P2.shape[0]
     out = np.empty((users, n))
     if users:
-        plan = _chunk_plan(kernel)
+        plan = kernel._chunk_plan
         per_block = max(1, _BLOCK_ENTRIES // (plan.L * plan.W * _ROW_MULTIPLE))
         rows = _ROW_MULTIPLE * min(per_block, -(-users // _ROW_MULTIPLE))
         starts = range(0, users, rows)
@@ -455,7 +462,9 @@ def apply_minimax(
                 block = np.zeros((padded, n))
                 block[: stop - start] = P2[start:stop]
                 result = np.empty((padded, n))
-                _apply_block(block, result, plan, _BlockWork(plan, padded))
+                if padded != work.rows:
+                    work = _BlockWork(plan, padded)
+                _apply_block(block, result, plan, work)
                 out[start:stop] = result[: stop - start]
 
         large = users * n >= _APPLY_THREADED_ENTRIES
