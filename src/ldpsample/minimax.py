@@ -363,8 +363,9 @@ class _BlockWork:
 
 
 def _apply_block(block: FloatArray, out: FloatArray, plan: _ChunkPlan, work: _BlockWork) -> None:
-    """``out = block @ K`` for one block of ``work.rows`` users: one gather, two batched matrix
-    products over the chunks and one scatter (see :class:`_ChunkPlan`).
+    """``out = block @ K`` for one block of at most ``work.rows`` users: one gather, two batched
+    matrix products over the chunks and one scatter (see :class:`_ChunkPlan`). The products
+    always run on all ``work.rows`` rows (zero rows after a short block).
 
     The gather puts the users' masses in sorted order into the ``(L, W + 2)`` layout; a first
     product gives every chunk's totals of ``p c`` and ``p``; their exclusive running sums
@@ -374,14 +375,17 @@ def _apply_block(block: FloatArray, out: FloatArray, plan: _ChunkPlan, work: _Bl
     in range).
     """
     w = work
-    np.take(block, plan.gather, axis=1, out=w.x_flat, mode="wrap")
+    used = block.shape[0]  # <= w.rows: a short last block leaves zero rows after it
+    np.take(block, plan.gather, axis=1, out=w.x_flat[:used], mode="wrap")
+    if used < w.rows:
+        w.x_flat[used:] = 0.0
     np.matmul(w.p_chunks, plan.totals, out=w.totals_chunks)
     w.forward[:, 0] = 0.0
     np.cumsum(w.chunk_pc, axis=1, out=w.forward[:, 1:])
     w.backward[:, 0] = 0.0
     np.cumsum(w.chunk_p_reversed, axis=1, out=w.backward[:, 1:])
     np.matmul(w.x_chunks, plan.blocks, out=w.y_chunks)
-    np.take(w.y_flat, plan.scatter, axis=1, out=out, mode="wrap")
+    np.take(w.y_flat[:used], plan.scatter, axis=1, out=out, mode="wrap")
 
 
 def apply_minimax(
@@ -451,21 +455,11 @@ def apply_minimax(
         starts = range(0, users, rows)
 
         def run(first: int, last: int) -> None:
+            # A short last block still fills whole tiles: its rows are followed by zero rows.
             work = _BlockWork(plan, rows)
             for start in starts[first:last]:
                 stop = min(start + rows, users)
-                if stop - start == rows:
-                    _apply_block(P2[start:stop], out[start:stop], plan, work)
-                    continue
-                # The last, short block: padded with zero rows to a multiple of _ROW_MULTIPLE.
-                padded = -(-(stop - start) // _ROW_MULTIPLE) * _ROW_MULTIPLE
-                block = np.zeros((padded, n))
-                block[: stop - start] = P2[start:stop]
-                result = np.empty((padded, n))
-                if padded != work.rows:
-                    work = _BlockWork(plan, padded)
-                _apply_block(block, result, plan, work)
-                out[start:stop] = result[: stop - start]
+                _apply_block(P2[start:stop], out[start:stop], plan, work)
 
         large = users * n >= _APPLY_THREADED_ENTRIES
         run_split(run, len(starts), worker_count(threads, len(starts), large=large))
