@@ -23,6 +23,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
+import readme_clone  # noqa: E402
 from _workflow import need_shared_data  # noqa: E402
 from http_server import LocalHTTPServer  # noqa: E402
 
@@ -43,3 +44,36 @@ def http_server():
         yield server
     finally:
         server.stop()
+
+
+_README_BLOCK = pytest.StashKey[tuple[Path, object]]()
+
+
+def _selects_readme_block(config: pytest.Config) -> bool:
+    """Whether the session runs test_readme.py's workflow tests (they need the README's first
+    block: worth starting early only then)."""
+    if config.option.collectonly or "not workflow" in (config.option.markexpr or ""):
+        return False
+    target = (Path(__file__).parent / "test_readme.py").resolve()
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::", 1)[0]).resolve()
+        if path == target or path in target.parents:
+            return True
+    return False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Start the README's first block in the background (tests/readme_clone.py) once per
+    session, in the controller (xdist workers inherit LDPSAMPLE_README_CLONE)."""
+    if hasattr(config, "workerinput") or not _selects_readme_block(config):
+        return
+    clone, proc = readme_clone.start()
+    os.environ[readme_clone.ENV_VAR] = str(clone)
+    config.stash[_README_BLOCK] = (clone, proc)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    started = config.stash.get(_README_BLOCK, None)
+    if started is not None:
+        os.environ.pop(readme_clone.ENV_VAR, None)
+        readme_clone.remove(*started)

@@ -7,20 +7,15 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
-import uuid
+from pathlib import Path
 
 import pytest
+import readme_clone as readme_clone_block
 from _workflow import ROOT
+from readme_clone import setup_blocks
 
 README = (ROOT / "README.md").read_text()
-
-
-def setup_blocks() -> list[str]:
-    """The bash code blocks of the README's "Set up" section, in order."""
-    section = README.split("## Set up", 1)[1].split("\n## ", 1)[0]
-    return [block.strip() for block in re.findall(r"```bash\n(.*?)```", section, re.S)]
 
 
 def test_readme_has_exactly_two_setup_commands():
@@ -39,29 +34,19 @@ def test_ci_runs_the_second_block_verbatim():
 @pytest.fixture(scope="module")
 def readme_clone():
     """A fresh copy of the tracked files beside the project (../shared resolves), in which the
-    README's first block ran literally; removed afterwards."""
-    tracked = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.split("\0")
-    clone = ROOT.parent / f".ldpsample-readme-test-{uuid.uuid4().hex[:8]}"
+    README's first block ran literally (tests/readme_clone.py: the session starts it in the
+    background, this waits for it; started here when the session did not)."""
+    started = os.environ.get(readme_clone_block.ENV_VAR)
+    if started:
+        readme_clone_block.wait(Path(started))
+        yield Path(started)
+        return
+    clone, proc = readme_clone_block.start()
     try:
-        for name in filter(None, tracked):
-            if (ROOT / name).is_file():
-                (clone / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(ROOT / name, clone / name)
-        env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-        proc = subprocess.run(
-            ["bash", "-c", setup_blocks()[0]],
-            cwd=clone,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=1500,
-        )
-        assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-5000:]
+        readme_clone_block.wait(clone)
         yield clone
     finally:
-        shutil.rmtree(clone, ignore_errors=True)
+        readme_clone_block.remove(clone, proc)
 
 
 def _main_job_outputs() -> list[str]:

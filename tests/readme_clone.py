@@ -1,0 +1,78 @@
+"""The README's first set-up block, run literally on a fresh copy of the tracked files beside the
+project (so ../shared resolves), started in the background when the test session starts.
+
+The block is mostly a pip install (about three minutes, much of it waiting on the package
+index), so ``conftest.pytest_configure`` starts it before the other tests run and
+``test_readme.py`` waits for it; the copy is removed when the session ends. Under xdist the
+controller starts it once and the workers find it through ``LDPSAMPLE_README_CLONE``; a
+session that does not select test_readme.py's workflow tests does not start it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+ENV_VAR = "LDPSAMPLE_README_CLONE"
+TIMEOUT = 1500
+
+
+def setup_blocks() -> list[str]:
+    """The bash code blocks of the README's "Set up" section, in order."""
+    section = README.read_text().split("## Set up", 1)[1].split("\n## ", 1)[0]
+    return [block.strip() for block in re.findall(r"```bash\n(.*?)```", section, re.S)]
+
+
+def _copy_tracked_files(clone: Path) -> None:
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split("\0")
+    for name in filter(None, tracked):
+        if (ROOT / name).is_file():
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, clone / name)
+
+
+def start() -> tuple[Path, subprocess.Popen[bytes]]:
+    """Copy the tracked files and start the first block in the copy; its output goes to
+    ``<clone>.log`` and its exit code to ``<clone>.rc`` when it ends."""
+    clone = ROOT.parent / f".ldpsample-readme-test-{uuid.uuid4().hex[:8]}"
+    _copy_tracked_files(clone)
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    script = (
+        f"( {setup_blocks()[0]} ) > {clone}.log 2>&1; "
+        f"echo $? > {clone}.rc.part; mv {clone}.rc.part {clone}.rc"
+    )
+    proc = subprocess.Popen(["bash", "-c", script], cwd=clone, env=env, start_new_session=True)
+    return clone, proc
+
+
+def wait(clone: Path) -> None:
+    """Wait for the first block in ``clone`` to end; raise with its output's tail if it failed."""
+    rc_file = Path(f"{clone}.rc")
+    deadline = time.monotonic() + TIMEOUT
+    while not rc_file.exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the README's first block did not end in {TIMEOUT} s ({clone})")
+        time.sleep(1)
+    code = int(rc_file.read_text().strip())
+    if code != 0:
+        log = Path(f"{clone}.log").read_text(errors="replace")
+        raise AssertionError(f"the README's first block exited with {code}:\n{log[-8000:]}")
+
+
+def remove(clone: Path, proc: subprocess.Popen[bytes] | None = None) -> None:
+    """Stop the block if it still runs and remove the copy and its log."""
+    if proc is not None and proc.poll() is None:
+        os.killpg(proc.pid, 15)
+        proc.wait(timeout=60)
+    shutil.rmtree(clone, ignore_errors=True)
+    for suffix in (".log", ".rc", ".rc.part"):
+        Path(f"{clone}{suffix}").unlink(missing_ok=True)
