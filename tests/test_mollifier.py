@@ -590,3 +590,14 @@ def test_kl_invalid_threads(threads: object, error: type[Exception]) -> None:
     q = np.array([0.25, 0.75])
     with pytest.raises(error, match="threads"):
         relative_mollifier_kl(q, q, epsilon=1.0, threads=threads)
+
+
+def test_kl_same_bits_for_any_memory_layout() -> None:
+    rng = np.random.default_rng(5)
+    q = rng.dirichlet(np.ones(50))
+    P = rng.dirichlet(np.full(50, 0.5), size=300)
+    expected = relative_mollifier_kl(P, q, epsilon=1.0)
+    np.testing.assert_array_equal(
+        relative_mollifier_kl(np.asfortranarray(P), q, epsilon=1.0), expected
+    )
+    np.testing.assert_array_equal(relative_mollifier_kl(P[::-1], q, epsilon=1.0), expected[::-1])

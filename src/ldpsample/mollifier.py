@@ -518,6 +518,7 @@ def relative_mollifier_kl(
     """
     threads = check_threads(threads)
     P2, q_arr, eps, was_1d = _prepare(P, q, epsilon, rescale=False)
+    P2 = np.ascontiguousarray(P2)  # row sums and dot products then round the same for any layout
     lower, upper = _bounds(q_arr, eps)
     q_pos = q_arr > 0
     out = np.empty_like(P2)

@@ -153,7 +153,7 @@ def clip_normalize(P: ArrayLike, lower: ArrayLike, upper: ArrayLike) -> FloatArr
             f"bounds are infeasible: need sum(lower) <= 1 <= sum(upper), got "
             f"{float(lo.sum())!r} and {float(hi.sum())!r}"
         )
-    out = _clip_normalise(np.atleast_2d(arr), lo, hi)
+    out = _clip_normalise(np.ascontiguousarray(np.atleast_2d(arr)), lo, hi)
     return out[0] if arr.ndim == 1 else out
 
 
