@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -75,3 +77,35 @@ def test_release_minimax_samples_the_released_distribution() -> None:
     expected = apply_minimax(p, kernel)
     freq = np.bincount(draws, minlength=4) / draws.size
     np.testing.assert_allclose(freq, expected, rtol=0, atol=5 * np.sqrt(0.25 / draws.size))
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2, 3])
+def test_release_minimax_draws_do_not_depend_on_threads(
+    monkeypatch: pytest.MonkeyPatch, threads: int | None
+) -> None:
+    """``threads`` reaches apply_minimax (several blocks, split over threads here) and changes no
+    draw: the same seed gives the same items for every thread count."""
+    import ldpsample.minimax as minimax_module
+
+    rng = np.random.default_rng(7)
+    n = 300
+    q = rng.dirichlet(np.ones(n))
+    P = rng.dirichlet(np.full(n, 0.5), size=70)
+    kernel = minimax_coefficients(q, epsilon=1.5)
+    expected = release_minimax(P, kernel, rng=np.random.default_rng(11), threads=1)
+    monkeypatch.setattr(minimax_module, "_BLOCK_ENTRIES", 4 * n)  # blocks of 16 rows
+    monkeypatch.setattr(minimax_module, "_APPLY_THREADED_ENTRIES", 1)  # threaded from any size
+    draws = release_minimax(P, kernel, rng=np.random.default_rng(11), threads=threads)
+    again = release_minimax(P, q, epsilon=1.5, rng=np.random.default_rng(11), threads=threads)
+    np.testing.assert_array_equal(draws, expected)
+    np.testing.assert_array_equal(again, expected)
+
+
+@pytest.mark.parametrize(
+    ("threads", "error"), [(0, ValueError), (-1, ValueError), (2.0, TypeError), (True, TypeError)]
+)
+def test_release_minimax_checks_threads(threads: Any, error: type[Exception]) -> None:
+    with pytest.raises(error, match="threads"):
+        release_minimax(
+            [0.5, 0.5], [0.5, 0.5], epsilon=1.0, rng=np.random.default_rng(0), threads=threads
+        )

@@ -51,10 +51,12 @@ def release_minimax(
     *,
     epsilon: float | None = None,
     rng: np.random.Generator,
+    threads: int | None = None,
 ) -> NDArray[np.intp] | np.intp:
     """Each user's ε-LDP sample from the minimax-optimal mechanism with public prior ``q``.
 
-    Equivalent to ``sample_categorical(apply_minimax(P, q, epsilon=epsilon), rng=rng)``.
+    Equivalent to
+    ``sample_categorical(apply_minimax(P, q, epsilon=epsilon, threads=threads), rng=rng)``.
 
     Parameters
     ----------
@@ -66,11 +68,23 @@ def release_minimax(
         Privacy parameter ε >= 0 (optional with a :class:`MinimaxKernel`).
     rng
         A :class:`numpy.random.Generator`.
+    threads
+        Most threads :func:`ldpsample.apply_minimax` uses for large inputs
+        (``users * n >= 2**20``): None (default) uses up to ``min(os.cpu_count(), 8)``; pass the
+        allocation's core count on a cluster node (e.g. a Snakemake rule's ``threads``); 1 runs
+        in this thread with no thread pool. The draws do not depend on it.
 
     Returns
     -------
     numpy.ndarray
         One released item index per user (a single integer for 1-D ``P``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Invalid ``P``, ``q``, ``epsilon``, ``rng`` or ``threads`` (see
+        :func:`ldpsample.apply_minimax`).
     """
     generator = check_rng(rng)
-    return sample_categorical(apply_minimax(P, q, epsilon=epsilon), rng=generator)
+    released = apply_minimax(P, q, epsilon=epsilon, threads=threads)
+    return sample_categorical(released, rng=generator)
