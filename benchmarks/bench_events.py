@@ -1,5 +1,5 @@
-"""Benchmark of the events stage on an Avazu-shaped table; prints a markdown table of time and
-peak memory per step, next to the current Avazu path on the same parquet.
+"""Benchmark of the events stage on an Avazu-shaped table (the path the pipeline's Avazu and
+MovieLens stages run); prints a markdown table of time and peak memory per step.
 
 Steps, each in its own process so that its peak resident memory (``ru_maxrss``) is its own:
 
@@ -10,14 +10,15 @@ Steps, each in its own process so that its peak resident memory (``ru_maxrss``) 
    jobs; ``--one-job`` runs all 9 attributes in one, for comparison);
 3. ``events metrics <attr>``: :func:`ldpsample.events.evaluate_attribute` per attribute, every ε
    in-process, minimax and mollifier_tv, with the release and the kernel audit
-   (the ``events_metrics`` jobs);
-4. with ``--compare``: the current Avazu path on the same parquet (``build_avazu_histograms``
-   per attribute, ``avazu_per_user`` per (attribute, ε)).
+   (the ``events_metrics`` and ``avazu_metrics`` jobs).
+
+(``--compare`` timed the former Avazu implementation beside it; since the Avazu stage runs these
+jobs, that implementation is gone, and so is the option.)
 
 The stage's wall time on 2 cores is estimated as max(longest job, total / 2) for the histogram
 jobs plus the same for the metrics jobs (the jobs of a step are independent).
 
-Run: ``.venv/bin/python benchmarks/bench_events.py [--rows 4000000] [--full] [--compare]``
+Run: ``.venv/bin/python benchmarks/bench_events.py [--rows 4000000] [--full] [--one-job]``
 (``--full`` uses the official size, 40,428,967 rows). Files go to ``--workdir``
 (default ``benchmarks/results/events/``) and are deleted unless ``--keep``.
 """
@@ -98,21 +99,6 @@ def _step(kind: str, args: dict[str, Any], queue: Any) -> None:
             seed=2025,
         )
         info = f"{result.per_user.height:,} per-user rows, {result.audit.height} kernels audited"
-    elif kind == "avazu histograms":
-        from ldpsample.datasets.avazu import build_avazu_histograms
-        from ldpsample.io import write_parquet
-
-        frame = build_avazu_histograms(args["parquet"], args["attribute"])
-        write_parquet(frame, args["out"])
-        info = f"{frame.height:,} rows"
-    elif kind == "avazu metrics":
-        import polars as pl
-
-        from ldpsample.experiments.real_data_tables import avazu_per_user
-
-        frame = pl.read_parquet(args["out"])
-        rows = sum(avazu_per_user(frame, epsilon=e).height for e in EPSILONS)
-        info = f"{rows:,} per-user rows ({len(EPSILONS)} ε, one job each in the pipeline)"
     elapsed = time.perf_counter() - start
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     queue.put((elapsed, peak_mib, info))
@@ -138,7 +124,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=4_000_000)
     parser.add_argument("--full", action="store_true", help="official size (40,428,967 rows)")
-    parser.add_argument("--compare", action="store_true", help="also time the current Avazu path")
     parser.add_argument("--workdir", type=Path, default=Path("benchmarks/results/events"))
     parser.add_argument("--keep", action="store_true")
     parser.add_argument(
@@ -179,21 +164,6 @@ def main() -> None:
     summary = [
         ("events stage, est. wall on 2 cores", _wall(0.0, hist_jobs) + _wall(0.0, jobs), 0.0, "")
     ]
-    if args.compare:
-        old_h, old_m = [], []
-        for attribute in ATTRIBUTES:
-            out = work / f"avazu_{attribute}.parquet"
-            result = run(
-                "avazu histograms", parquet=str(parquet), attribute=attribute, out=str(out)
-            )
-            table.append((f"avazu histograms {attribute}", *result))
-            old_h.append(result[0])
-            result = run("avazu metrics", out=str(out))
-            table.append((f"avazu metrics {attribute} (sum of {len(EPSILONS)} ε jobs)", *result))
-            old_m.append(result[0])
-        summary.append(
-            ("avazu stage, est. wall on 2 cores", _wall(0.0, old_h) + _wall(0.0, old_m), 0.0, "")
-        )
     print(
         f"\n{rows:,} rows; {platform.processor() or platform.machine()}, {os.cpu_count()} cores\n"
     )

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from ldpsample.datasets.avazu import PLACEHOLDER_DEVICE_ID, avazu_user_matrix
 from ldpsample.divergences import kl_divergence, tv_distance
-from ldpsample.experiments.real_data import WIN_SUMMARY_SCHEMA, win_summary
+from ldpsample.events.tables import WIN_SUMMARY_SCHEMA, win_summary
 from ldpsample.minimax import apply_minimax
 from ldpsample.mollifier import relative_mollifier_kl, relative_mollifier_tv
 

@@ -1,192 +1,89 @@
-"""Real-data experiment bookkeeping: per-group worst cases and win summaries.
-
-The mechanisms are replaced by simple stand-ins (the bookkeeping is what is tested here; the
-mechanisms have their own tests). One test runs the library's real mechanisms when present.
+"""Real-data experiments on the events code (issue 11): the Avazu and MovieLens worst cases as
+the pipeline computes them (ldpsample.events, restated by ldpsample.events.avazu / .movielens)
+against a by-hand computation from the raw CSV, against the former implementation
+(tests/real_data_oracle.py, on the former readers' output), and the win summaries.
 """
 
 from __future__ import annotations
 
 import csv
 import gzip
-import importlib.util
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
+import real_data_oracle as oracle
+from oracle import oracle_kernel
 
 from ldpsample.datasets import locate_dataset_files
 from ldpsample.datasets.avazu import (
-    HISTOGRAM_SCHEMA,
     PLACEHOLDER_DEVICE_ID,
     build_avazu_histograms,
     convert_avazu_to_parquet,
 )
 from ldpsample.datasets.avazu_synthetic import generate_avazu_like
 from ldpsample.datasets.movielens import build_movielens_data
-from ldpsample.experiments.real_data import (
-    KL_METHODS,
-    TV_METHODS,
-    avazu_metrics,
-    movielens_metrics,
-    per_user_divergences,
-    win_summary,
+from ldpsample.events import build_event_histograms, evaluate_attribute
+from ldpsample.events.avazu import AVAZU_MAX_TV_SCHEMA, avazu_max_tv, avazu_summary
+from ldpsample.events.histograms import HISTOGRAM_SCHEMA
+from ldpsample.events.movielens import (
+    movielens_events,
+    movielens_max_tables,
+    movielens_per_user,
+    movielens_summary,
 )
+from ldpsample.events.tables import win_summary
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 REAL_AVAZU = SHARED / "avazu" / "train.gz"
-
-
-def fake_minimax(P, q, *, epsilon):
-    w = np.exp(-epsilon)
-    return (np.asarray(P) + w * q) / (1 + w)
-
-
-def fake_mollifier_tv(P, q, *, epsilon):
-    Y = np.clip(P, q * np.exp(-epsilon / 2), q * np.exp(epsilon / 2))
-    return Y / Y.sum(axis=-1, keepdims=True)
-
-
-def fake_mollifier_kl(P, q, *, epsilon):
-    return 0.5 * (fake_mollifier_tv(P, q, epsilon=epsilon) + q)
-
-
-FAKES = {
-    "minimax": fake_minimax,
-    "mollifier_tv": fake_mollifier_tv,
-    "mollifier_kl": fake_mollifier_kl,
-}
+TV_METHODS = ("minimax", "mollifier_tv")
+KL_METHODS = ("minimax_kl", "mollifier_kl")
 
 
 def tv(p, r):
     return 0.5 * np.abs(p - r).sum(axis=-1)
 
 
-def kl(p, r):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(p > 0, p * np.log(p / r), 0.0).sum(axis=-1)
-
-
-# ---------------------------------------------------------------------------------------------
-# MovieLens
-# ---------------------------------------------------------------------------------------------
-
-GENRES = ["g1", "g2", "g3"]
-
-
-def small_frames():
-    users = pl.DataFrame(
-        {
-            "user_id": [1, 2, 3, 4],
-            "group": ["0-24", "0-24", "55+", "0-24"],
-            "g1": [1.0, 0.2, 0.0, 0.5],
-            "g2": [0.0, 0.3, 0.5, 0.5],
-            "g3": [0.0, 0.5, 0.5, 0.0],
-        }
+def mollifier_tv(P, q, epsilon):
+    """Optimal TV of the projection onto the relative mollifier: max(excess, deficit)."""
+    lower, upper = np.exp(-epsilon / 2) * q, np.exp(epsilon / 2) * q
+    return np.maximum(
+        np.clip(P - upper, 0, None).sum(axis=1), np.clip(lower - P, 0, None).sum(axis=1)
     )
-    priors = pl.DataFrame(
-        {
-            "group": ["0-24", "55+"],
-            "n_users": [10, 10],
-            "mass": [1.0, 1.0],
-            "g1": [0.5, 0.2],
-            "g2": [0.3, 0.3],
-            "g3": [0.2, 0.5],
-        }
+
+
+def avazu_events(parquet, attribute, *, min_rows, min_users, top_sites, exclude, epsilons):
+    """One attribute's max_tv as the pipeline's avazu_histograms/avazu_metrics/avazu_aggregate
+    jobs compute it (the published-code options as events keys)."""
+    hist = build_event_histograms(
+        parquet,
+        key="avazu",
+        user="device_id",
+        item="site_id",
+        attributes=[attribute],
+        prior="user_mean",
+        top_items=top_sites,
+        rank_items_by="click",
+        min_user_count=min_rows,
+        activity_scope="global",
+        min_users=min_users,
+        exclude_users=[PLACEHOLDER_DEVICE_ID] if exclude else [],
+        on_null="error",
     )
-    return users, priors
-
-
-def test_per_user_divergences_with_stand_ins():
-    P = np.array([[1.0, 0.0, 0.0], [0.2, 0.3, 0.5]])
-    q = np.array([0.5, 0.3, 0.2])
-    out = per_user_divergences(P, q, epsilon=1.0, mechanisms=FAKES, kl=True)
-    assert list(out) == ["minimax", "mollifier_tv", "minimax_kl", "mollifier_kl"]
-    np.testing.assert_allclose(out["minimax"], tv(P, fake_minimax(P, q, epsilon=1.0)))
-    np.testing.assert_allclose(out["mollifier_kl"], kl(P, fake_mollifier_kl(P, q, epsilon=1.0)))
-    with pytest.raises(ValueError, match=r"mechanisms lacks \['mollifier_kl'\]"):
-        per_user_divergences(
-            P, q, epsilon=1.0, mechanisms={"minimax": 0, "mollifier_tv": 0}, kl=True
-        )
-
-
-def test_movielens_metrics_frames_and_values():
-    users, priors = small_frames()
-    result = movielens_metrics(users, priors, epsilons=[2.0, 0.5], mechanisms=FAKES)
-    assert result.max_tv.columns == ["epsilon", "group", "method", "max_tv", "n_users"]
-    assert result.max_tv.dtypes == [pl.Float64, pl.String, pl.String, pl.Float64, pl.Int64]
-    assert result.max_kl.columns == ["epsilon", "group", "method", "max_kl", "n_users"]
-    assert result.max_tv.height == 2 * 2 * 2
-    assert result.max_tv.equals(result.max_tv.sort("epsilon", "group", "method"))
-    assert set(result.max_tv["method"]) == set(TV_METHODS)
-    assert set(result.max_kl["method"]) == set(KL_METHODS)
-    P = users.filter(pl.col("group") == "0-24").select(GENRES).to_numpy()
-    q = np.array([0.5, 0.3, 0.2])
-    for eps in (0.5, 2.0):
-        expected = {
-            "minimax": tv(P, fake_minimax(P, q, epsilon=eps)).max(),
-            "mollifier_tv": tv(P, fake_mollifier_tv(P, q, epsilon=eps)).max(),
-        }
-        got = result.max_tv.filter((pl.col("epsilon") == eps) & (pl.col("group") == "0-24"))
-        assert dict(zip(got["method"], got["max_tv"], strict=True)) == pytest.approx(expected)
-        assert got["n_users"].to_list() == [3, 3]
-        got_kl = result.max_kl.filter((pl.col("epsilon") == eps) & (pl.col("group") == "0-24"))
-        assert dict(zip(got_kl["method"], got_kl["max_kl"], strict=True)) == pytest.approx(
-            {
-                "minimax_kl": kl(P, fake_minimax(P, q, epsilon=eps)).max(),
-                "mollifier_kl": kl(P, fake_mollifier_kl(P, q, epsilon=eps)).max(),
-            }
-        )
-    # Chunking over users does not change the maxima.
-    chunked = movielens_metrics(users, priors, epsilons=[2.0, 0.5], mechanisms=FAKES, chunk_users=1)
-    assert chunked.max_tv.equals(result.max_tv) and chunked.max_kl.equals(result.max_kl)
-
-
-def test_movielens_metrics_without_kl_and_bad_input():
-    users, priors = small_frames()
-    result = movielens_metrics(users, priors, epsilons=[1.0], mechanisms=FAKES, kl=False)
-    assert result.max_kl.height == 0
-    assert result.max_kl.columns == ["epsilon", "group", "method", "max_kl", "n_users"]
-    with pytest.raises(ValueError, match=r"priors lacks the genre columns \['g3'\]"):
-        movielens_metrics(users, priors.drop("g3"), epsilons=[1.0], mechanisms=FAKES)
-    with pytest.raises(ValueError, match="priors has 0 rows for group '55\\+'"):
-        movielens_metrics(
-            users, priors.filter(pl.col("group") == "0-24"), epsilons=[1.0], mechanisms=FAKES
-        )
-    with pytest.raises(ValueError, match="epsilon must be a finite real number >= 0"):
-        movielens_metrics(users, priors, epsilons=[-1.0], mechanisms=FAKES)
-    with pytest.raises(ValueError, match="epsilons is empty"):
-        movielens_metrics(users, priors, epsilons=[], mechanisms=FAKES)
-
-
-@pytest.mark.data
-@pytest.mark.skipif(not SHARED.is_dir(), reason=f"real datasets not found at {SHARED}")
-def test_movielens_metrics_on_shared_data_match_numpy():
-    data = build_movielens_data(
-        locate_dataset_files(SHARED, "ml-1m"), locate_dataset_files(SHARED, "ml-100k")
+    result = evaluate_attribute(
+        hist.histograms,
+        None,
+        name="avazu",
+        attribute=attribute,
+        prior="user_mean",
+        epsilons=epsilons,
+        methods=["minimax", "mollifier_tv"],
+        release=True,
+        seed=1,
     )
-    result = movielens_metrics(data.users, data.priors, epsilons=[1.0], mechanisms=FAKES)
-    _, P = data.user_matrix("45-49")
-    q = data.prior("45-49")
-    row = result.max_tv.filter((pl.col("group") == "45-49") & (pl.col("method") == "minimax"))
-    assert row["max_tv"].item() == pytest.approx(tv(P, fake_minimax(P, q, epsilon=1.0)).max())
-    assert row["n_users"].item() == P.shape[0]
-    assert result.max_tv["group"].unique().sort().to_list() == list(data.groups)
-
-
-@pytest.mark.skipif(
-    importlib.util.find_spec("ldpsample.minimax") is None
-    or importlib.util.find_spec("ldpsample.mollifier") is None,
-    reason="ldpsample.minimax / ldpsample.mollifier not available yet",
-)
-def test_real_mechanisms_run_through_the_metrics():
-    users, priors = small_frames()
-    result = movielens_metrics(users, priors, epsilons=[1.0, 4.0])
-    assert result.max_tv["max_tv"].is_between(0.0, 1.0).all()
-    assert (result.max_kl["max_kl"] >= 0).all()
-    summary = win_summary(result.max_tv)
-    assert summary["cases"].to_list() == [4, 4]
+    return avazu_max_tv(result.per_user)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -195,7 +92,8 @@ def test_real_mechanisms_run_through_the_metrics():
 
 
 def csv_subcategory_max_tv(path, attribute, value, *, epsilon, min_rows, top_sites, exclude):
-    """Published-code rules for one subcategory, by hand."""
+    """Published-code rules for one subcategory, by hand; the kernel by the paper's recursion,
+    the mollifier's TV in closed form."""
     opener = gzip.open if Path(path).read_bytes()[:2] == b"\x1f\x8b" else open
     with opener(path, "rt", newline="") as handle:
         rows = [
@@ -217,27 +115,25 @@ def csv_subcategory_max_tv(path, attribute, value, *, epsilon, min_rows, top_sit
     P = np.array([[counts[d][s] for s in sites] for d in sorted(counts)], dtype=float)
     P /= P.sum(axis=1, keepdims=True)
     q = P.mean(axis=0)
+    q = q / q.sum()
     return (
-        tv(P, fake_minimax(P, q, epsilon=epsilon)).max(),
-        tv(P, fake_mollifier_tv(P, q, epsilon=epsilon)).max(),
+        tv(P, P @ oracle_kernel(q, epsilon)).max(),
+        mollifier_tv(P, q, epsilon).max(),
         P.shape[0],
     )
 
 
 def _check_avazu(src, parquet, attribute, *, min_rows, min_users, top_sites, exclude):
-    frame = build_avazu_histograms(
-        parquet,
-        attribute,
-        min_rows=min_rows,
-        min_users=min_users,
-        top_sites=top_sites,
-        exclude_placeholder_device=exclude,
-    )
-    result = avazu_metrics(frame, epsilons=[0.5, 3.0], mechanisms=FAKES)
-    assert result.columns == ["epsilon", "attribute", "subcategory", "method", "max_tv", "n_users"]
-    assert result.dtypes == [pl.Float64, pl.String, pl.Int64, pl.String, pl.Float64, pl.Int64]
+    options = dict(min_rows=min_rows, min_users=min_users, top_sites=top_sites)
+    result = avazu_events(parquet, attribute, exclude=exclude, epsilons=[0.5, 3.0], **options)
+    assert result.schema == AVAZU_MAX_TV_SCHEMA
     assert result.equals(result.sort("epsilon", "attribute", "subcategory", "method"))
-    value = frame["subcategory"].mode().sort()[0]
+    # the former implementation on the former reader's histograms: bit for bit
+    former = build_avazu_histograms(
+        parquet, attribute, exclude_placeholder_device=exclude, **options
+    )
+    assert result.equals(oracle.avazu_metrics(former, epsilons=[0.5, 3.0]))
+    value = former["subcategory"].mode().sort()[0]
     for eps in (0.5, 3.0):
         minimax, mollifier, n_users = csv_subcategory_max_tv(
             src,
@@ -250,7 +146,7 @@ def _check_avazu(src, parquet, attribute, *, min_rows, min_users, top_sites, exc
         )
         got = result.filter((pl.col("epsilon") == eps) & (pl.col("subcategory") == value))
         assert dict(zip(got["method"], got["max_tv"], strict=True)) == pytest.approx(
-            {"minimax": minimax, "mollifier_tv": mollifier}, rel=1e-12
+            {"minimax": minimax, "mollifier_tv": mollifier}, rel=1e-9, abs=1e-12
         )
         assert got["n_users"].to_list() == [n_users, n_users]
     return result
@@ -276,12 +172,93 @@ def test_avazu_max_tv_on_generated_file_matches_csv(tmp_path, exclude):
     _check_avazu(src, parquet, "C21", min_rows=5, min_users=20, top_sites=30, exclude=exclude)
 
 
-def test_avazu_metrics_on_empty_histograms(caplog):
+def test_avazu_tables_without_any_kept_subcategory():
     empty = pl.DataFrame(schema=HISTOGRAM_SCHEMA)
-    result = avazu_metrics(empty, epsilons=[1.0], mechanisms=FAKES)
-    assert result.height == 0
-    assert result.columns == ["epsilon", "attribute", "subcategory", "method", "max_tv", "n_users"]
-    assert "histogram frame is empty" in caplog.text
+    result = evaluate_attribute(
+        empty,
+        None,
+        name="avazu",
+        attribute="C1",
+        prior="user_mean",
+        epsilons=[1.0],
+        methods=["minimax", "mollifier_tv"],
+        release=True,
+        seed=1,
+    )
+    max_tv = avazu_max_tv(result.per_user)
+    assert max_tv.height == 0 and max_tv.schema == AVAZU_MAX_TV_SCHEMA
+    summary = avazu_summary(max_tv)
+    assert summary["method"].to_list() == ["minimax", "mollifier"]
+    assert summary["cases"].to_list() == [0, 0] and summary["win_share"].null_count() == 2
+    assert summary.equals(oracle.avazu_summary(oracle.avazu_metrics(empty, epsilons=[1.0])))
+
+
+# ---------------------------------------------------------------------------------------------
+# MovieLens: the events path against the former implementation on the shared copies
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.data
+@pytest.mark.skipif(not (SHARED / "ml-1m").is_dir(), reason=f"MovieLens not found at {SHARED}")
+@pytest.mark.parametrize(("weight", "prior_source"), [("count", "ml-100k"), ("rating", "ml-1m")])
+def test_movielens_events_equal_the_former_implementation(tmp_path, weight, prior_source):
+    files = locate_dataset_files(SHARED, "ml-1m"), locate_dataset_files(SHARED, "ml-100k")
+    ml1m, ml100k, _ = movielens_events(*files)
+    ml1m.write_parquet(tmp_path / "ml1m.parquet")
+    ml100k.write_parquet(tmp_path / "ml100k.parquet")
+    count = {"count": "ratings", "rating": "rating_sum"}[weight]
+    prior = (
+        "pooled"
+        if prior_source == "ml-1m"
+        else dict(
+            path=tmp_path / "ml100k.parquet",
+            user="user_id",
+            item="genre",
+            count=count,
+            attributes=["age_group"],
+        )
+    )
+    hist = build_event_histograms(
+        tmp_path / "ml1m.parquet",
+        key="movielens",
+        user="user_id",
+        item="genre",
+        count=count,
+        attributes=["age_group"],
+        prior=prior,
+        top_items=None,
+        min_user_count=0,
+        min_users=1,
+        on_null="error",
+    )
+    per_user = evaluate_attribute(
+        hist.histograms,
+        hist.priors,
+        name="movielens",
+        attribute="age_group",
+        prior="pooled" if prior_source == "ml-1m" else "table",
+        epsilons=[1.0, 4.0],
+        methods=["minimax", "mollifier_tv", "mollifier_kl"],
+        release=False,
+        seed=1,
+    ).per_user
+    data = build_movielens_data(*files, weight=weight, prior_source=prior_source)
+    want_tv, want_kl = oracle.movielens_metrics(data.users, data.priors, epsilons=[1.0, 4.0])
+    got_tv, got_kl = movielens_max_tables(per_user)
+    for got, want, value in ((got_tv, want_tv, "max_tv"), (got_kl, want_kl, "max_kl")):
+        assert got.columns == want.columns
+        keys = ["epsilon", "group", "method", "n_users"]
+        assert got.select(keys).equals(want.select(keys))
+        assert (got[value] - want[value]).abs().max() <= 1e-12
+    table = movielens_per_user(per_user)
+    assert table.columns == ["epsilon", "group", "user_id", *TV_METHODS, *KL_METHODS]
+    assert table.height == 2 * data.users.height
+    counts = ["divergence", "method", "wins", "ties", "cases"]
+    assert (
+        movielens_summary(per_user)
+        .select(counts)
+        .equals(oracle.movielens_summary(want_tv, want_kl).select(counts))
+    )
 
 
 # ---------------------------------------------------------------------------------------------

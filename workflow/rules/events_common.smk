@@ -16,11 +16,7 @@ EVENTS_METRICS_CODE = (
     "sampling.py",
     "audit.py",
 )
-EVENTS_TABLE_CODE = (
-    "events/tables.py",
-    "experiments/real_data.py",
-    "experiments/real_data_tables.py",
-)
+EVENTS_TABLE_CODE = ("events/tables.py",)
 
 
 def get_events_config(name):

@@ -5,21 +5,33 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
 from ldpsample.events.metrics import AUDIT_SCHEMA, METHODS
 from ldpsample.events.release import EPSILON_TOLERANCE, PrivacyAuditError
-from ldpsample.experiments.real_data import WIN_SUMMARY_SCHEMA, win_summary
-from ldpsample.experiments.real_data_tables import max_over_users
 
 __all__ = [
     "AUDIT_USERS_SCHEMA",
     "SUMMARY_SCHEMA",
+    "WIN_SUMMARY_SCHEMA",
     "audit_users",
     "check_audit",
+    "max_over_users",
     "max_table",
     "summary",
+    "win_summary",
 ]
+
+#: Columns of :func:`win_summary`, one row per method.
+WIN_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
+    "method": pl.String(),
+    "wins": pl.Int64(),
+    "ties": pl.Int64(),
+    "cases": pl.Int64(),
+    "win_share": pl.Float64(),
+    "mean_improvement": pl.Float64(),
+}
 
 SUMMARY_SCHEMA: dict[str, pl.DataType] = {"divergence": pl.String(), **WIN_SUMMARY_SCHEMA}
 AUDIT_USERS_SCHEMA: dict[str, pl.DataType] = {
@@ -28,6 +40,94 @@ AUDIT_USERS_SCHEMA: dict[str, pl.DataType] = {
     "releases": pl.Int64(),
     "total_epsilon": pl.Float64(),
 }
+
+
+def max_over_users(
+    per_user: pl.DataFrame, *, keys: Sequence[str], methods: Sequence[str], value: str
+) -> pl.DataFrame:
+    """Worst case over users per (ε, keys) and method, as a long frame.
+
+    ``per_user`` has ``epsilon``, the ``keys`` and one column per method. Returns columns
+    ``epsilon``, ``keys``, ``method`` (String), ``value`` (Float64), ``n_users`` (Int64),
+    sorted by epsilon, keys, method.
+    """
+    keys, methods = list(keys), list(methods)
+    schema = {
+        "epsilon": pl.Float64(),
+        **{k: per_user.schema[k] for k in keys},
+        "method": pl.String(),
+        value: pl.Float64(),
+        "n_users": pl.Int64(),
+    }
+    if per_user.height == 0:
+        return pl.DataFrame(schema=schema)
+    wide = per_user.group_by("epsilon", *keys).agg(
+        *[pl.col(m).max() for m in methods], pl.len().cast(pl.Int64).alias("n_users")
+    )
+    long = wide.unpivot(
+        on=methods, index=["epsilon", *keys, "n_users"], variable_name="method", value_name=value
+    )
+    return long.select(list(schema)).cast(schema).sort(["epsilon", *keys, "method"])
+
+
+def win_summary(
+    frame: pl.DataFrame,
+    *,
+    value: str = "max_tv",
+    methods: Sequence[str] = ("minimax", "mollifier_tv"),
+    case_columns: Sequence[str] | None = None,
+    tie_tolerance: float = 1e-12,
+) -> pl.DataFrame:
+    """How often each method has the strictly lowest worst case, and by how much.
+
+    A *case* is one combination of ``case_columns`` (default: every column except ``method``,
+    ``value`` and ``n_users``, e.g. (epsilon, subcategory)). A method *wins* a case if its
+    ``value`` is lower than every other method's by more than ``tie_tolerance``; cases where
+    the lowest values are within ``tie_tolerance`` are *ties*, counted for the tied methods and
+    never as wins.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per method (in ``methods`` order): ``method`` (String), ``wins``, ``ties``,
+        ``cases`` (Int64), ``win_share`` (wins / cases, Float64) and ``mean_improvement``
+        (mean over won cases of the best other method's value minus this one's; null without
+        wins).
+    """
+    methods = list(methods)
+    if len(methods) < 2:
+        raise ValueError(f"need at least two methods to compare, got {methods!r}")
+    if case_columns is None:
+        case_columns = [c for c in frame.columns if c not in ("method", value, "n_users")]
+    case_columns = list(case_columns)
+    present = frame.filter(pl.col("method").is_in(methods))
+    wide = present.pivot(on="method", index=case_columns, values=value)
+    missing = [m for m in methods if m not in wide.columns]
+    if missing and wide.height:
+        raise ValueError(f"no {value!r} values for methods {missing}")
+    if wide.height and wide.select(pl.any_horizontal(pl.col(methods).is_null())).to_series().any():
+        raise ValueError(f"some cases lack a value for one of {methods}")
+    rows = []
+    values = wide.select(methods).to_numpy().astype(float) if wide.height else np.empty((0, 2))
+    if np.isnan(values).any():
+        raise ValueError(f"{value} has NaN values")
+    cases = values.shape[0]
+    for j, method in enumerate(methods):
+        others = np.delete(values, j, axis=1).min(axis=1) if cases else np.empty(0)
+        margin = others - values[:, j] if cases else np.empty(0)
+        wins = margin > tie_tolerance
+        ties = np.abs(margin) <= tie_tolerance
+        rows.append(
+            {
+                "method": method,
+                "wins": int(wins.sum()),
+                "ties": int(ties.sum()),
+                "cases": int(cases),
+                "win_share": float(wins.mean()) if cases else None,
+                "mean_improvement": float(margin[wins].mean()) if wins.any() else None,
+            }
+        )
+    return pl.DataFrame(rows, schema=WIN_SUMMARY_SCHEMA, orient="row")
 
 
 def _methods(per_user: pl.DataFrame, divergence: str) -> list[str]:
@@ -52,7 +152,7 @@ def max_table(per_user: pl.DataFrame, divergence: str) -> pl.DataFrame:
 
 def summary(max_tv: pl.DataFrame, max_kl: pl.DataFrame) -> pl.DataFrame:
     """Win shares and mean improvements per divergence over the (ε, attribute, subcategory)
-    cases (:func:`ldpsample.experiments.real_data.win_summary`); a divergence with fewer than
+    cases (:func:`win_summary`); a divergence with fewer than
     two methods has no row."""
     frames = []
     for divergence, frame in (("tv", max_tv), ("kl", max_kl)):

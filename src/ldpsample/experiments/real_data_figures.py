@@ -1,6 +1,7 @@
 """Grouped bar plots of the real-data experiments (MovieLens, Avazu) after Zamanlooy, Diaz &
-Asoodeh (2025), Figs. 3, 4 and 6-12, drawn from the worst-case tables of
-:mod:`ldpsample.experiments.real_data_tables`.
+Asoodeh (2025), Figs. 3, 4 and 6-12, drawn from their published worst-case tables
+(``results/movielens/<variant>/max_tv.csv``, ``max_kl.csv``; ``results/avazu/max_tv.parquet``;
+computed by the events stage's code, :mod:`ldpsample.events`).
 
 Figures follow :mod:`ldpsample.plotting`: seaborn on matplotlib's Agg backend, polars in
 (converted with ``to_pandas()``, which seaborn 0.13 needs), a Figure out; saving is left to
@@ -20,7 +21,6 @@ import polars as pl
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from ldpsample.experiments.real_data_tables import _generic
 from ldpsample.plotting import epsilon_text, label_axes
 
 __all__ = [
@@ -40,6 +40,26 @@ METHOD_LABELS: dict[str, str] = {
     "mollifier_kl": "relative mollifier",
     "mollifier": "relative mollifier",
 }
+
+
+#: Table method -> the generic name of the bars (a mollifier is scored with its own divergence).
+_GENERIC = {
+    "minimax": "minimax",
+    "minimax_kl": "minimax",
+    "mollifier_tv": "mollifier",
+    "mollifier_kl": "mollifier",
+}
+
+
+def _generic(frame: pl.DataFrame, value: str, divergence: str) -> pl.DataFrame:
+    """``divergence``, the key columns, ``method`` (generic name) and ``value`` of a worst-case
+    table (``max_tv`` or ``max_kl``)."""
+    return frame.select(
+        pl.lit(divergence).alias("divergence"),
+        pl.exclude("method", value, "n_users"),
+        pl.col("method").replace_strict(_GENERIC),
+        pl.col(value).alias("value"),
+    )
 
 
 # --------------------------------------------------------------------------------------------
