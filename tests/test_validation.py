@@ -103,6 +103,33 @@ def test_check_distributions_rejects_bad_values(value: object, message: str) -> 
         check_distributions(value)
 
 
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        # Non-finite entries are reported before negative ones, wherever they are.
+        ([[-0.5, 1.5], [np.inf, 0.0]], r"finite, got inf at index \(1, 0\)"),
+        ([[-0.5, 1.5], [0.5, np.nan]], r"finite, got nan at index \(1, 1\)"),
+        ([[0.5, 0.5], [np.inf, -np.inf]], r"finite, got inf at index \(1, 0\)"),
+        ([[0.5, 0.5], [-np.inf, 1.0]], r"finite, got -inf at index \(1, 0\)"),
+        # Finite entries whose row sum overflows: a sum error (or the negative entry), not
+        # "finite", and no overflow warning (warnings are errors in the tests).
+        ([[0.5, 0.5], [1e308, 1e308]], r"got sum inf \(row 1\)"),
+        ([[1e308, 1e308], [-0.25, 1.25]], r"non-negative, got -0\.25 at index \(1, 0\)"),
+        ([-0.0, 1.0, 0.0], None),
+    ],
+)
+def test_check_distributions_reports_the_first_failing_check(
+    value: object, message: str | None
+) -> None:
+    """The checks run on ``min`` and the row sums; the messages (and their order: finite, then
+    non-negative, then the sums) are those of the entry-by-entry scans."""
+    if message is None:
+        assert check_distributions(value).tolist() == value
+        return
+    with pytest.raises(ValueError, match=message):
+        check_distributions(value)
+
+
 def test_check_distributions_message_points_to_normalize() -> None:
     with pytest.raises(ValueError, match="normalize"):
         check_distributions([1, 2, 3], name="counts")

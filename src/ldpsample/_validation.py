@@ -90,6 +90,16 @@ def _as_float_array(x: ArrayLike, name: str) -> NDArray[np.float64]:
     return arr.astype(np.float64, copy=False)
 
 
+def _raise_if_not_finite(arr: NDArray[np.float64], name: str) -> None:
+    """``ValueError`` naming the first non-finite entry of ``arr`` (in C order), if any."""
+    finite = np.isfinite(arr)
+    if not finite.all():
+        idx = np.argwhere(~finite)[0]
+        raise ValueError(
+            f"{name} must be finite, got {arr[tuple(idx)].item()!r} at index {tuple(idx.tolist())}"
+        )
+
+
 def check_distributions(
     p: ArrayLike, *, name: str = "p", n: int | None = None, min_items: int = 1
 ) -> NDArray[np.float64]:
@@ -115,16 +125,18 @@ def check_distributions(
         raise ValueError(f"{name} must have at least {min_items} items, got shape {arr.shape}")
     if n is not None and items != n:
         raise ValueError(f"{name} has {items} items but {n} were expected (shape {arr.shape})")
-    finite = np.isfinite(arr)
-    if not finite.all():
-        idx = np.argwhere(~finite)[0]
-        raise ValueError(
-            f"{name} must be finite, got {arr[tuple(idx)].item()!r} at index {tuple(idx.tolist())}"
-        )
-    if (arr < 0).any():
-        idx = tuple(np.argwhere(arr < 0)[0].tolist())
-        raise ValueError(f"{name} must be non-negative, got {arr[idx].item()!r} at index {idx}")
-    sums = arr.sum(axis=-1)
+    # Two passes and no full-size temporaries on the common path: the minimum (NaN propagates
+    # through it; -inf is its own minimum) and the row sums (a +inf entry makes its row's sum
+    # +inf or NaN). The full-size boolean scans run only to locate an offending entry.
+    with np.errstate(invalid="ignore", over="ignore"):  # only in rows rejected below
+        sums = arr.sum(axis=-1)
+    if arr.size:
+        lowest = float(arr.min())
+        if not (math.isfinite(lowest) and np.isfinite(sums).all()):
+            _raise_if_not_finite(arr, name)  # else finite entries whose row sum overflowed
+        if lowest < 0.0:
+            idx = tuple(np.argwhere(arr < 0)[0].tolist())
+            raise ValueError(f"{name} must be non-negative, got {arr[idx].item()!r} at index {idx}")
     bad = np.abs(sums - 1.0) > SUM_TOLERANCE
     if np.any(bad):
         row = int(np.argmax(bad)) if arr.ndim == 2 else None
