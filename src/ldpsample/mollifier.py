@@ -277,8 +277,9 @@ def _kl_normaliser(
     h_lo = np.full(m, float(lower.sum()))
     hi = lam_hi.copy()
     h_hi = h_hi.copy()
-    # First iterate: the root of sum_i min(λ p_i, b_i) = 1 were every coordinate below its upper
-    # bound (1 when p lies in M); it saves about one evaluation per row against λ = 1.
+    # First iterate: the factor that makes the capped row min(p, b) sum to 1 (1 when p lies in
+    # M); a heuristic start, not a root of the equation: 3.35 evaluations per row against 4.28
+    # from λ = 1 (10^5 Dirichlet(0.5) rows, n = 100).
     capped = work[: P.size].reshape(P.shape)
     np.minimum(P, upper, out=capped)
     with np.errstate(divide="ignore"):
