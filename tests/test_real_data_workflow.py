@@ -465,3 +465,51 @@ def test_paper_config_builds_a_dag_on_the_shared_data(tmp_path):
     assert jobs["avazu_aggregate"] == 2 and jobs["avazu_release"] == 2 * 3
     assert "avazu_generate" not in jobs and "download_dataset" not in jobs
     assert jobs["synthetic_part"] >= 1 and jobs["theory_risk"] == 1
+
+
+@pytest.mark.parametrize(
+    ("variants", "message"),
+    [
+        ([{"min_users": 100}], "equals the avazu section itself"),
+        ([{"min_users": 1000}, {"min_users": 1000}], "repeats the variant"),
+    ],
+)
+def test_bad_avazu_variants_name_the_key(tmp_path, variants, message):
+    workdir = copy_workflow(tmp_path / "wf")
+    config = write_config(
+        workdir,
+        "variants",
+        {
+            "data_dir": str(SHARED_DATA),
+            "experiments": {**OTHERS_OFF, "movielens": False, "avazu": True},
+            "avazu": {"variants": variants},
+        },
+    )
+    proc = snakemake(workdir, "--dry-run", "--configfile", config, check=False)
+    assert proc.returncode != 0
+    assert "avazu.variants[" in proc.stdout + proc.stderr and message in proc.stdout + proc.stderr
+
+
+def test_avazu_variant_folders_are_planned(tmp_path):
+    """avazu.variants: one more folder per entry (keys sorted), the conversion shared."""
+    workdir = copy_workflow(tmp_path / "wf")
+    config = write_config(
+        workdir,
+        "variants",
+        {
+            "data_dir": str(SHARED_DATA),
+            "experiments": {**OTHERS_OFF, "movielens": False, "avazu": True},
+            "avazu": {
+                "attributes": AVAZU_ATTRIBUTES,
+                "epsilons": [8],
+                "variants": [{"min_users": 1000}, {"min_users": 5, "min_rows": 2}],
+            },
+        },
+    )
+    jobs = planned_jobs(workdir, "--configfile", config)
+    assert jobs["avazu_convert"] == 1 and jobs["avazu_aggregate"] == 3
+    assert jobs["avazu_histograms"] == jobs["avazu_metrics"] == 3 * len(AVAZU_ATTRIBUTES)
+    proc = snakemake(workdir, "--dry-run", "--configfile", config)
+    text = proc.stdout + proc.stderr
+    for folder in ("avazu", "avazu/min_users~1000", "avazu/min_rows~2_min_users~5"):
+        assert f"results/{folder}/max_tv.csv" in text, folder
