@@ -28,6 +28,11 @@ Two steps, so that the 40 M-row file is never held as Python objects:
   site)`` counts in one streaming pass per attribute and applies the rules above to that
   (much smaller) aggregate.
 
+The pipeline reads the converted parquet as an events table (issue 11): its histogram jobs run
+:func:`ldpsample.events.build_event_histograms` with these rules as events options
+(docs/own-data.md); :func:`build_avazu_histograms` is the stand-alone version of the same rules,
+kept for interactive use and as the reference the tests compare the events path against.
+
 Malformed input, case by case:
 
 * missing file → ``FileNotFoundError`` naming it;

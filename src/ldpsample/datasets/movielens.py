@@ -433,6 +433,11 @@ def build_movielens_data(
 ) -> MovieLensData:
     """Private histograms of ML-1M users and public priors per age group.
 
+    The pipeline runs the same data as events tables
+    (:func:`ldpsample.events.movielens.movielens_events`, one row per (user, genre)) through the
+    events stage; this matrix form is kept for interactive use and as the reference the tests
+    compare the events path against.
+
     Parameters
     ----------
     ml1m_files
