@@ -105,6 +105,17 @@ def _node_states() -> set[str]:
     return set(proc.stdout.split()) if proc.returncode == 0 else set()
 
 
+def _wait_for_ready_node(timeout: float = 180) -> set[str]:
+    """The node states once one is idle/mix, or the last states seen after ``timeout`` s: a
+    freshly started slurmctld may still be completing a job from its saved state ("comp")."""
+    deadline = time.monotonic() + timeout
+    states = _node_states()
+    while not READY_STATES & states and time.monotonic() < deadline:
+        time.sleep(2)
+        states = _node_states()
+    return states
+
+
 def _sacct_problem() -> str | None:
     """Why ``sacct`` cannot be used (None if it works: accounting through slurmdbd is on)."""
     proc = subprocess.run(
@@ -141,7 +152,7 @@ def slurm_cluster():
             pytest.skip(
                 f"{LOCAL_SLURM} start failed (exit {start.returncode}):\n{start.stderr[-3000:]}"
             )
-        states = _node_states()
+        states = _wait_for_ready_node()
         if not READY_STATES & states:
             pytest.skip(f"SLURM started, but sinfo reports {sorted(states)}, not idle/mix")
         problem = _sacct_problem()

@@ -209,6 +209,15 @@ def get_synthetic_parts():
     )
 
 
+def get_synthetic_threads(wildcards):
+    """Threads of one synthetic job: 1 below the 2**20 entries (grid_size x n) from which the
+    library's kernels split their work over threads (minimax._APPLY_THREADED_ENTRIES,
+    _DENSE_THREADED_ENTRIES), else 2. More would leave a cluster job pending on small nodes;
+    a profile raises it with set-threads (docs/cluster.md)."""
+    entries = int(wildcards.n) * config["synthetic"]["grid_size"]
+    return 1 if entries < 2**20 else 2
+
+
 def get_theory_epsilons():
     grid = config["theory"]["epsilon_grid"]
     return [float(e) for e in np.linspace(grid["start"], grid["stop"], grid["num"])]

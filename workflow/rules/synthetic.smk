@@ -19,7 +19,7 @@ rule synthetic_part:
         "logs/benchmarks/synthetic_part/n~{n}_eps~{eps}.tsv"
     conda:
         CONDA_ENV
-    threads: 4
+    threads: get_synthetic_threads
     resources:
         mem_mb=1000,
         runtime=15,
