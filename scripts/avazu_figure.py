@@ -1,13 +1,13 @@
 """Avazu bar plot of one attribute: subcategories on x, worst-case TV per method, a panel per ε
-(ldpsample.experiments.real_data_figures.plot_avazu_attribute), from the variant's max_tv."""
+(ldpsample.figures.real_data.plot_avazu_attribute), from the variant's max_tv."""
 
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.experiments.real_data_figures import plot_avazu_attribute
+from ldpsample.figures.real_data import plot_avazu_attribute
+from ldpsample.figures.style import close
 from ldpsample.io import write_figure
-from ldpsample.plotting import close
 from ldpsample.scripting import start
 
 if TYPE_CHECKING:

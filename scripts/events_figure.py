@@ -1,13 +1,13 @@
 """Events dataset, one attribute: max TV per subcategory and method, a panel per ε
-(ldpsample.events.figures.plot_attribute)."""
+(ldpsample.figures.events.plot_attribute)."""
 
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.events.figures import plot_attribute
+from ldpsample.figures.events import plot_attribute
+from ldpsample.figures.style import close
 from ldpsample.io import write_figure
-from ldpsample.plotting import close
 from ldpsample.scripting import start
 
 if TYPE_CHECKING:

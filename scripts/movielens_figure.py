@@ -5,12 +5,9 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.experiments.real_data_figures import (
-    plot_movielens_epsilon,
-    plot_movielens_overview,
-)
+from ldpsample.figures.real_data import plot_movielens_epsilon, plot_movielens_overview
+from ldpsample.figures.style import close
 from ldpsample.io import write_figure
-from ldpsample.plotting import close
 from ldpsample.scripting import start
 
 if TYPE_CHECKING:

@@ -325,7 +325,7 @@ MOVIELENS_EVENTS = {
 }
 # Library modules whose edits re-run the MovieLens tables and figures.
 MOVIELENS_TABLE_CODE = ("events/movielens.py", "events/tables.py")
-MOVIELENS_FIGURE_CODE = ("experiments/real_data_figures.py", "plotting.py")
+MOVIELENS_FIGURE_CODE = ("figures/real_data.py", "figures/style.py")
 
 
 def get_movielens_variant(prior_source, weight):
@@ -443,7 +443,7 @@ AVAZU_VARIANT_KEYS = (
 )
 # Library modules whose edits re-run the Avazu tables and figures.
 AVAZU_TABLE_CODE = ("events/avazu.py", "events/tables.py")
-AVAZU_FIGURE_CODE = ("experiments/real_data_figures.py", "plotting.py")
+AVAZU_FIGURE_CODE = ("figures/real_data.py", "figures/style.py")
 
 
 def get_avazu_epsilons():

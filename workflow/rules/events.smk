@@ -156,7 +156,7 @@ rule events_release:
 rule events_figure:
     input:
         max_tv=f"{EVENTS_RESULTS}/{{name}}/max_tv.csv",
-        code=get_library_sources("events/figures.py", "plotting.py"),
+        code=get_library_sources("figures/events.py", "figures/style.py"),
     output:
         figure=report(
             f"{EVENTS_RESULTS}/{{name}}/figures/{{attribute}}.png",

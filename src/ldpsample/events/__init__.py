@@ -6,7 +6,8 @@ Modules: :mod:`~ldpsample.events.table` (reading and checking a table),
 :mod:`~ldpsample.events.histograms` (subcategories, kept users, items, public priors),
 :mod:`~ldpsample.events.metrics` (one attribute, all ε: divergences, release, audit),
 :mod:`~ldpsample.events.release` (release kernel, seeds, audit check),
-:mod:`~ldpsample.events.tables` (published tables), :mod:`~ldpsample.events.figures`.
+:mod:`~ldpsample.events.tables` (published tables); its figure is
+:mod:`ldpsample.figures.events`.
 """
 
 from ldpsample.events.histograms import EventHistograms, build_event_histograms

@@ -10,7 +10,9 @@ figure. Modules:
 * :mod:`~ldpsample.figures.synthetic` -- Fig. 2 of the synthetic experiment;
 * :mod:`~ldpsample.figures.theory` -- the optimal-risk curves of Theorem 1;
 * :mod:`~ldpsample.figures.wpm` -- the Wasserstein projection mechanism stages (ring,
-  MovieLens-100K, Gowalla).
+  MovieLens-100K, Gowalla);
+* :mod:`~ldpsample.figures.real_data` -- the MovieLens and Avazu bar plots (Figs. 3, 4, 6-12);
+* :mod:`~ldpsample.figures.events` -- one bar plot per attribute of an events dataset.
 """
 
 # Imported first so that matplotlib's backend is Agg before any submodule imports pyplot.

@@ -22,8 +22,10 @@ __all__ = [
     "close",
     "display_name",
     "epsilon_axis",
+    "epsilon_panel",
     "epsilon_text",
     "label_axes",
+    "message_figure",
     "method_order",
     "present_divergence_labels",
     "with_divergence_labels",
@@ -46,6 +48,9 @@ LABELS: dict[str, str] = {
     "true": "true",
     "wpm_released": "WPM, one release per user",
     "kpm_released": "KPM, one release per user",
+    # real-data mechanisms (MovieLens, Avazu): the bars' generic names
+    "minimax": "minimax sampler",
+    "mollifier": "relative mollifier",
 }
 
 #: Order of the divergence panels (TV, KL, χ², Hellinger).
@@ -62,6 +67,11 @@ def display_name(name: str) -> str:
 def epsilon_text(value: float) -> str:
     """Short text of an ε or η on axes, panel titles and legends (``8.0 -> "8"``)."""
     return f"{value:g}"
+
+
+def epsilon_panel(value: float) -> str:
+    """Panel name of one ε in the faceted bar plots (``"ε = 8"``)."""
+    return f"ε = {epsilon_text(value)}"
 
 
 def present_divergence_labels(divergences: pl.Series) -> list[str]:
@@ -100,6 +110,14 @@ def epsilon_axis(ax: plt.Axes, epsilons: list[float]) -> None:
     ax.set_xticks(epsilons, [epsilon_text(e) for e in epsilons])
     ax.minorticks_off()
     ax.set_xlabel("ε")
+
+
+def message_figure(text: str) -> Figure:
+    """A small figure holding only ``text`` (a plot with nothing to draw says why)."""
+    figure, ax = plt.subplots(figsize=(6, 2.5))
+    ax.set_axis_off()
+    ax.text(0.5, 0.5, text, ha="center", va="center")
+    return figure
 
 
 def close(figure: Figure) -> None:

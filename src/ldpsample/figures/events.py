@@ -1,19 +1,15 @@
-"""One figure per attribute of an events experiment: per subcategory (x), the worst case over
-its users of TV(p, p̂) per method (bars), a panel per ε. Seaborn on Agg, polars in."""
+"""One figure per attribute of an events experiment (:mod:`ldpsample.events`): per subcategory
+(x), the worst case over its users of TV(p, p̂) per method (bars), a panel per ε. Conventions of
+:mod:`ldpsample.figures` (Agg backend, polars in, a Figure out)."""
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
 import polars as pl
 import seaborn as sns
 from matplotlib.figure import Figure
 
 from ldpsample.events.metrics import METHODS
-from ldpsample.plotting import epsilon_text
+from ldpsample.figures.style import epsilon_panel, message_figure
 
 __all__ = ["plot_attribute"]
 
@@ -22,21 +18,12 @@ def plot_attribute(max_tv: pl.DataFrame, *, name: str, attribute: str) -> Figure
     """Grouped bars of ``max_tv`` for one attribute; a figure that says so if nothing was kept."""
     frame = max_tv.filter(pl.col("attribute") == attribute)
     if frame.height == 0:
-        figure, ax = plt.subplots(figsize=(6, 2.5))
-        ax.set_axis_off()
-        ax.text(
-            0.5,
-            0.5,
-            f"{name} {attribute}: no subcategory kept\n(see subcategories.csv)",
-            ha="center",
-            va="center",
-        )
-        return figure
+        return message_figure(f"{name} {attribute}: no subcategory kept\n(see subcategories.csv)")
     subcategories = sorted(set(frame["subcategory"].to_list()))
     epsilons = sorted(set(frame["epsilon"].to_list()))
-    panels = [f"ε = {epsilon_text(e)}" for e in epsilons]
+    panels = [epsilon_panel(e) for e in epsilons]
     frame = frame.with_columns(
-        pl.col("epsilon").map_elements(lambda e: f"ε = {epsilon_text(e)}", return_dtype=pl.String)
+        pl.col("epsilon").map_elements(epsilon_panel, return_dtype=pl.String)
     )
     height = 3.2
     width = min(40.0, max(4.0, 0.35 * len(subcategories) + 1.5))

@@ -3,44 +3,27 @@ Asoodeh (2025), Figs. 3, 4 and 6-12, drawn from their published worst-case table
 (``results/movielens/<variant>/max_tv.csv``, ``max_kl.csv``; ``results/avazu/max_tv.parquet``;
 computed by the events stage's code, :mod:`ldpsample.events`).
 
-Figures follow :mod:`ldpsample.plotting`: seaborn on matplotlib's Agg backend, polars in
-(converted with ``to_pandas()``, which seaborn 0.13 needs), a Figure out; saving is left to
-:func:`ldpsample.io.write_figure`.
+Conventions of :mod:`ldpsample.figures` (Agg backend, polars in, a Figure out); the methods'
+display names come from :data:`ldpsample.figures.style.LABELS`.
 """
 
 from __future__ import annotations
 
 import logging
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
 import polars as pl
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from ldpsample.plotting import epsilon_text, label_axes
+from ldpsample.figures.style import LABELS, epsilon_panel, label_axes, message_figure
 
 __all__ = [
-    "METHOD_LABELS",
     "plot_avazu_attribute",
     "plot_movielens_epsilon",
     "plot_movielens_overview",
 ]
 
 log = logging.getLogger(__name__)
-
-#: Display names of the methods in the figures.
-METHOD_LABELS: dict[str, str] = {
-    "minimax": "minimax sampler",
-    "mollifier_tv": "relative mollifier",
-    "minimax_kl": "minimax sampler",
-    "mollifier_kl": "relative mollifier",
-    "mollifier": "relative mollifier",
-}
-
 
 #: Table method -> the generic name of the bars (a mollifier is scored with its own divergence).
 _GENERIC = {
@@ -62,14 +45,8 @@ def _generic(frame: pl.DataFrame, value: str, divergence: str) -> pl.DataFrame:
     )
 
 
-# --------------------------------------------------------------------------------------------
-# figures
-# --------------------------------------------------------------------------------------------
-
-
-def _epsilon_panel(value: float) -> str:
-    """Panel name of one ε (the column values and ``col_order`` of the faceted plots)."""
-    return f"ε = {epsilon_text(value)}"
+#: Generic method -> display name of its bars.
+_METHOD_LABELS = {name: LABELS[name] for name in ("minimax", "mollifier")}
 
 
 def _long(max_tv: pl.DataFrame, max_kl: pl.DataFrame | None) -> pl.DataFrame:
@@ -77,11 +54,11 @@ def _long(max_tv: pl.DataFrame, max_kl: pl.DataFrame | None) -> pl.DataFrame:
     if max_kl is not None:
         frames.append(_generic(max_kl, "max_kl", "KL"))
     return pl.concat(frames).with_columns(
-        pl.col("method").replace_strict(METHOD_LABELS).alias("method")
+        pl.col("method").replace_strict(_METHOD_LABELS).alias("method")
     )
 
 
-_HUE_ORDER = [METHOD_LABELS["minimax"], METHOD_LABELS["mollifier"]]
+_HUE_ORDER = [_METHOD_LABELS["minimax"], _METHOD_LABELS["mollifier"]]
 
 
 def plot_movielens_epsilon(max_tv: pl.DataFrame, max_kl: pl.DataFrame, *, epsilon: float) -> Figure:
@@ -105,14 +82,14 @@ def plot_movielens_epsilon(max_tv: pl.DataFrame, max_kl: pl.DataFrame, *, epsilo
         aspect=1.25,
     )
     label_axes(grid, "age group", r"max over users of $D(p, \hat{p})$")
-    grid.set_titles(f"{_epsilon_panel(float(epsilon))} — {{col_name}}")
+    grid.set_titles(f"{epsilon_panel(float(epsilon))} — {{col_name}}")
     return grid.figure
 
 
 def plot_movielens_overview(max_tv: pl.DataFrame, max_kl: pl.DataFrame) -> Figure:
     """Fig. 12: the worst cases of every ε, a column per ε, TV on top and KL below."""
     frame = _long(max_tv, max_kl).with_columns(
-        pl.col("epsilon").map_elements(_epsilon_panel, return_dtype=pl.String)
+        pl.col("epsilon").map_elements(epsilon_panel, return_dtype=pl.String)
     )
     epsilons = sorted(set(max_tv["epsilon"].to_list()))
     grid = sns.catplot(
@@ -123,7 +100,7 @@ def plot_movielens_overview(max_tv: pl.DataFrame, max_kl: pl.DataFrame) -> Figur
         hue_order=_HUE_ORDER,
         order=sorted(set(frame["group"].to_list())),
         col="epsilon",
-        col_order=[_epsilon_panel(e) for e in epsilons],
+        col_order=[epsilon_panel(e) for e in epsilons],
         row="divergence",
         row_order=["TV", "KL"],
         kind="bar",
@@ -144,21 +121,14 @@ def plot_avazu_attribute(max_tv: pl.DataFrame, *, attribute: str) -> Figure:
     panel per ε. Without any kept subcategory, a figure that says so."""
     frame = _long(max_tv.filter(pl.col("attribute") == attribute), None)
     if frame.height == 0:
-        figure, ax = plt.subplots(figsize=(6, 2.5))
-        ax.set_axis_off()
-        ax.text(
-            0.5,
-            0.5,
-            f"Avazu {attribute}: no subcategory kept\n(too few devices with enough activity)",
-            ha="center",
-            va="center",
+        return message_figure(
+            f"Avazu {attribute}: no subcategory kept\n(too few devices with enough activity)"
         )
-        return figure
     subcategories = sorted(set(frame["subcategory"].to_list()))
     epsilons = sorted(set(frame["epsilon"].to_list()))
     frame = frame.with_columns(
         pl.col("subcategory").cast(pl.String),
-        pl.col("epsilon").map_elements(_epsilon_panel, return_dtype=pl.String),
+        pl.col("epsilon").map_elements(epsilon_panel, return_dtype=pl.String),
     )
     height = 3.2
     width = min(40.0, max(4.0, 0.35 * len(subcategories) + 1.5))
@@ -170,7 +140,7 @@ def plot_avazu_attribute(max_tv: pl.DataFrame, *, attribute: str) -> Figure:
         hue_order=_HUE_ORDER,
         order=[str(s) for s in subcategories],
         col="epsilon",
-        col_order=[_epsilon_panel(e) for e in epsilons],
+        col_order=[epsilon_panel(e) for e in epsilons],
         col_wrap=1 if len(subcategories) > 12 else min(3, len(epsilons)),
         kind="bar",
         errorbar=None,
