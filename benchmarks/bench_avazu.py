@@ -61,7 +61,7 @@ def _step(kind: str, args: dict[str, Any], queue: Any) -> None:
         info = f"{stats.rows:,} rows, {os.path.getsize(args['parquet']) / 2**20:,.0f} MiB parquet"
     elif kind == "histograms":
         from ldpsample.events import build_event_histograms
-        from ldpsample.io import write_parquet
+        from ldpsample.pipeline.io import write_parquet
 
         result = build_event_histograms(
             args["parquet"], key="avazu", **{**AVAZU_EVENTS, "attributes": [args["attribute"]]}

@@ -68,7 +68,7 @@ def _step(kind: str, args: dict[str, Any], queue: Any) -> None:
         info = f"{stats.rows:,} rows"
     elif kind == "events histograms":
         from ldpsample.events import build_event_histograms
-        from ldpsample.io import write_parquet
+        from ldpsample.pipeline.io import write_parquet
 
         options = dict(EVENTS_AVAZU)
         if args.get("attribute"):

@@ -13,8 +13,8 @@ import polars as pl
 
 from ldpsample.events import tables
 from ldpsample.events.avazu import avazu_max_tv, avazu_subcategory_counts, avazu_summary
-from ldpsample.io import write_csv, write_parquet
-from ldpsample.scripting import start
+from ldpsample.pipeline.io import write_csv, write_parquet
+from ldpsample.pipeline.scripting import start
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake

@@ -5,8 +5,8 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from ldpsample.datasets import convert_avazu_to_parquet
-from ldpsample.io import write_json
-from ldpsample.scripting import start
+from ldpsample.pipeline.io import write_json
+from ldpsample.pipeline.scripting import start
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake

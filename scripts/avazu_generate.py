@@ -3,7 +3,7 @@
 from typing import TYPE_CHECKING
 
 from ldpsample.datasets import generate_avazu_like
-from ldpsample.scripting import start
+from ldpsample.pipeline.scripting import start
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake

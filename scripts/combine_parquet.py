@@ -1,11 +1,11 @@
-"""Concatenate per-wildcard parquet parts (ldpsample.io.concat_parquet): for each name in
+"""Concatenate per-wildcard parquet parts (ldpsample.pipeline.io.concat_parquet): for each name in
 params.tables, input <name> (the parts) -> output <name>, sorted by params.sort_by (None: every
 column) for byte-stable output; also a CSV copy when an output `<name>_csv` exists."""
 
 from typing import TYPE_CHECKING
 
-from ldpsample.io import concat_parquet, write_csv, write_parquet
-from ldpsample.scripting import start
+from ldpsample.pipeline.io import concat_parquet, write_csv, write_parquet
+from ldpsample.pipeline.scripting import start
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake

@@ -3,8 +3,8 @@
 from typing import TYPE_CHECKING
 
 from ldpsample.datasets.download import download_dataset
-from ldpsample.io import write_text
-from ldpsample.scripting import start
+from ldpsample.pipeline.io import write_text
+from ldpsample.pipeline.scripting import start
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake

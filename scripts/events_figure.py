@@ -7,8 +7,8 @@ import polars as pl
 
 from ldpsample.figures.events import plot_attribute
 from ldpsample.figures.style import close
-from ldpsample.io import write_figure
-from ldpsample.scripting import start
+from ldpsample.pipeline.io import write_figure
+from ldpsample.pipeline.scripting import start
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake

@@ -4,8 +4,8 @@
 from typing import TYPE_CHECKING
 
 from ldpsample.events import build_event_histograms
-from ldpsample.io import write_parquet
-from ldpsample.scripting import start
+from ldpsample.pipeline.io import write_parquet
+from ldpsample.pipeline.scripting import start
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ldpsample.events import evaluate_attribute
-from ldpsample.io import write_parquet
-from ldpsample.scripting import start
+from ldpsample.pipeline.io import write_parquet
+from ldpsample.pipeline.scripting import start
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake

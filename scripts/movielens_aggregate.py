@@ -12,8 +12,8 @@ from ldpsample.events.movielens import (
     movielens_per_user,
     movielens_summary,
 )
-from ldpsample.io import write_csv, write_parquet
-from ldpsample.scripting import start
+from ldpsample.pipeline.io import write_csv, write_parquet
+from ldpsample.pipeline.scripting import start
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake

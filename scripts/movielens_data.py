@@ -5,8 +5,8 @@ both weights (ldpsample.events.movielens.movielens_events)."""
 from typing import TYPE_CHECKING
 
 from ldpsample.events.movielens import movielens_events
-from ldpsample.io import write_parquet
-from ldpsample.scripting import start
+from ldpsample.pipeline.io import write_parquet
+from ldpsample.pipeline.scripting import start
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake

@@ -3,9 +3,9 @@
 import sys
 from typing import TYPE_CHECKING
 
-from ldpsample.io import write_csv
+from ldpsample.pipeline.io import write_csv
+from ldpsample.pipeline.scripting import start
 from ldpsample.reproduction import reproduction_table, run_data_notes
-from ldpsample.scripting import start
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake

@@ -3,8 +3,8 @@
 from typing import TYPE_CHECKING
 
 from ldpsample.experiments.synthetic import synthetic_values
-from ldpsample.io import write_parquet
-from ldpsample.scripting import start
+from ldpsample.pipeline.io import write_parquet
+from ldpsample.pipeline.scripting import start
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake

@@ -3,8 +3,8 @@
 from typing import TYPE_CHECKING
 
 from ldpsample.experiments.theory import example_1
-from ldpsample.io import write_csv
-from ldpsample.scripting import start
+from ldpsample.pipeline.io import write_csv
+from ldpsample.pipeline.scripting import start
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake

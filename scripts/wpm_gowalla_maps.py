@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ldpsample.experiments.wpm_gowalla import gowalla_grid_from_parquet, gowalla_maps
-from ldpsample.io import write_parquet
-from ldpsample.scripting import start
+from ldpsample.pipeline.io import write_parquet
+from ldpsample.pipeline.scripting import start
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake

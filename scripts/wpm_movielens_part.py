@@ -11,8 +11,8 @@ import numpy as np
 
 from ldpsample.datasets.movielens import read_ml100k
 from ldpsample.experiments.wpm_movielens import movielens_hit_rates, prepare_movielens
-from ldpsample.io import write_parquet
-from ldpsample.scripting import start
+from ldpsample.pipeline.io import write_parquet
+from ldpsample.pipeline.scripting import start
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake

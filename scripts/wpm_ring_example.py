@@ -10,8 +10,8 @@ import numpy as np
 import polars as pl
 
 from ldpsample.experiments.wpm_ring import ring_example
-from ldpsample.io import write_parquet
-from ldpsample.scripting import start
+from ldpsample.pipeline.io import write_parquet
+from ldpsample.pipeline.scripting import start
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake

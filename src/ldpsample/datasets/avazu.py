@@ -66,7 +66,7 @@ import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from ldpsample.datasets.registry import OFFICIAL_ROW_COUNTS
-from ldpsample.io import atomic_path
+from ldpsample.pipeline.io import atomic_path
 
 __all__ = [
     "AVAZU_ATTRIBUTES",

@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 
 from ldpsample._validation import check_integer
 from ldpsample.datasets.avazu import AVAZU_ATTRIBUTES, AVAZU_COLUMNS, PLACEHOLDER_DEVICE_ID
-from ldpsample.io import atomic_path
+from ldpsample.pipeline.io import atomic_path
 
 __all__ = ["DEFAULT_ATTRIBUTE_VALUES", "generate_avazu_like"]
 

@@ -53,7 +53,7 @@ from ldpsample.datasets.registry import (
     dataset_folder,
     locate_dataset_files,
 )
-from ldpsample.io import write_text
+from ldpsample.pipeline.io import write_text
 
 __all__ = [
     "AVAZU_COMPETITION",

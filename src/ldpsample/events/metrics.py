@@ -20,12 +20,12 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from ldpsample._progress import progress as _progress
 from ldpsample.baselines import randomized_response
 from ldpsample.divergences import kl_divergence, tv_distance
 from ldpsample.events import release as _release
 from ldpsample.minimax import apply_minimax
 from ldpsample.mollifier import relative_mollifier_kl, relative_mollifier_tv
+from ldpsample.pipeline.progress import progress as _progress
 from ldpsample.sampling import sample_categorical
 
 __all__ = [

@@ -17,11 +17,11 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from ldpsample._progress import progress as _progress
 from ldpsample._validation import check_epsilon
 from ldpsample.divergences import kl_divergence, tv_distance
 from ldpsample.minimax import apply_minimax
 from ldpsample.mollifier import relative_mollifier_kl, relative_mollifier_tv
+from ldpsample.pipeline.progress import progress as _progress
 
 __all__ = ["SCHEMA", "draw_priors", "point_mass_grid", "synthetic_values"]
 

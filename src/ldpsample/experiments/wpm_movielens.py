@@ -48,9 +48,9 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from ldpsample._progress import progress as _progress
 from ldpsample._types import FloatArray
 from ldpsample._validation import check_epsilon, check_rng
+from ldpsample.pipeline.progress import progress as _progress
 from ldpsample.wasserstein import (
     optimal_base_measure,
     release_distributions,

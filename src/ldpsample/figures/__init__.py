@@ -2,8 +2,8 @@
 
 Every plotting function takes a tidy polars frame (converted with ``to_pandas()``, which
 seaborn 0.13 needs) and returns a matplotlib Figure; saving is left to
-:func:`ldpsample.io.write_figure` (atomic) and :func:`ldpsample.figures.style.close` releases the
-figure. Modules:
+:func:`ldpsample.pipeline.io.write_figure` (atomic) and :func:`ldpsample.figures.style.close`
+releases the figure. Modules:
 
 * :mod:`~ldpsample.figures.style` -- the backend (set once, here, on import of the package), the
   label table and the shared axis helpers;

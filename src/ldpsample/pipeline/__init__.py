@@ -1,4 +1,12 @@
-"""Pipeline glue: what the Snakemake workflow needs beside the maths (config checks, ...).
+"""Pipeline glue: what the Snakemake workflow needs beside the maths.
 
-Modules here import nothing heavy at module level, so the workflow can use them at parse time.
+* :mod:`~ldpsample.pipeline.config_check` -- the config check (finite numbers, the JSON schema,
+  the cross-field rules); light, so the workflow loads it by path at parse time;
+* :mod:`~ldpsample.pipeline.scripting` -- ``start``: a script's logging, warnings and progress
+  bars to its rule's log, parameters logged;
+* :mod:`~ldpsample.pipeline.io` -- atomic writers (CSV, parquet, JSON, text, figures) and the
+  concatenation of parquet parts;
+* :mod:`~ldpsample.pipeline.progress` -- progress bars on stderr, off unless a script asks.
+
+The package imports none of them, so importing one does not load the others' dependencies.
 """

@@ -1,9 +1,9 @@
 """Glue for the pipeline's thin scripts: logging to the rule's log file, parameter logging.
 
 A script does three things: ``log = start(snakemake)``, one call into the library with plain
-arguments, and an atomic write (:mod:`ldpsample.io`). ``start`` sends Python logging, warnings
-and progress bars (tqdm writes to stderr) to ``snakemake.log[0]`` and records the rule, its
-wildcards and every parameter, so a log says exactly what produced an output.
+arguments, and an atomic write (:mod:`ldpsample.pipeline.io`). ``start`` sends Python logging,
+warnings and progress bars (tqdm writes to stderr) to ``snakemake.log[0]`` and records the rule,
+its wildcards and every parameter, so a log says exactly what produced an output.
 """
 
 from __future__ import annotations
