@@ -11,7 +11,7 @@ import pytest
 import yaml
 from _workflow import ROOT, copy_workflow, snakemake, write_config
 
-from ldpsample.pipeline.config_check import ConfigError, check_config
+from ldpsample.pipeline.config_check import ConfigError, check_config, check_consistency
 
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 DEFAULT = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
@@ -53,6 +53,7 @@ NUMERIC = [(name, path) for name, c in CONFIGS.items() for path in _numeric_path
 def test_the_shipped_configs_pass():
     for config in CONFIGS.values():
         check_config(copy.deepcopy(config), SCHEMA)
+    check_consistency(_merged(DEFAULT, {"data_dir": str(ROOT)}), download_dir=ROOT / "resources")
     assert len(NUMERIC) > 80  # every numeric key of both configs is exercised below
 
 
@@ -125,3 +126,47 @@ def test_auto_experiments_left_off_are_named_in_one_line(tmp_path):
     assert len(lines) == 1, proc.stdout + proc.stderr
     for name in ("movielens", "avazu", "wpm_movielens", "wpm_gowalla"):
         assert f"{name} (missing {empty}/" in lines[0]
+
+
+EVENTS_ENTRY = {
+    "path": "results/events.parquet",
+    "epsilons": [1],
+    "attributes": ["country"],
+    "prior": "user_mean",
+}
+
+CROSS_FIELD = [
+    ({"downloads": {"ml-1m": {"md5": "a", "sha256": "b"}}}, "downloads.ml-1m: give md5 or"),
+    ({"theory": {"q_mins": [0.5]}}, "theory.q_mins[0]: 0.5 exceeds 1/theory.n"),
+    ({"theory": {"example_1": {"p": [0.5, 0.6]}}}, "theory.example_1.p: must sum to 1"),
+    (
+        {"wpm": {"gowalla": {"bbox": {"lon_min": 10, "lon_max": 0}}}},
+        "wpm.gowalla.bbox.lon_min: 10 must be < wpm.gowalla.bbox.lon_max (0)",
+    ),
+    ({"avazu": {"variants": [{"min_users": 100}]}}, "avazu.variants[0]: {'min_users': 100} eq"),
+    (
+        {"avazu": {"variants": [{"min_users": 7}, {"min_users": 7}]}},
+        "avazu.variants[1]: {'min_users': 7} repeats the variant results/avazu/min_users~7",
+    ),
+    ({"avazu": {"variants": [{"seed": 1}]}}, "avazu.variants[0]: {'seed': 1}: a variant sets"),
+    ({"events": {"Bad Name": EVENTS_ENTRY}}, "events.Bad Name: 'Bad Name' is not a valid"),
+    (
+        {"events": {"t": {**EVENTS_ENTRY, "attributes": ["a", "a"]}}},
+        "events.t.attributes: ['a', 'a'] repeats a column",
+    ),
+    (
+        {"events": {"t": {**EVENTS_ENTRY, "path": "no/such.parquet"}}},
+        "events.t.path: file not found: 'no/such.parquet'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"), CROSS_FIELD, ids=[c[1].split(":")[0] for c in CROSS_FIELD]
+)
+def test_cross_field_checks_name_the_key_without_snakemake(changes, expected):
+    """The checks a schema cannot express are functions of the config dict (no Snakemake)."""
+    config = _merged(DEFAULT, {"data_dir": str(ROOT), **changes})
+    with pytest.raises(ConfigError) as info:
+        check_consistency(config, download_dir=ROOT / "resources")
+    assert str(info.value).startswith(f"config error at {expected}")

@@ -345,7 +345,7 @@ def result_files_of(wd, name):
         ({"Bad Name": entry("data/events.parquet")}, "Bad Name"),
         (
             {"nofile": entry("data/nowhere.parquet")},
-            "config key events.nofile.path: file not found: 'data/nowhere.parquet'",
+            "config error at events.nofile.path: file not found: 'data/nowhere.parquet'",
         ),
         ({"eps": entry("data/events.parquet", epsilons=[0])}, "0"),
         ({"meth": entry("data/events.parquet", methods=["laplace"])}, "laplace"),

@@ -1,8 +1,8 @@
-# Avazu experiment of Zamanlooy et al. (2025): max TV per attribute subcategory (issue 4), run
-# by the events stage's library and scripts (issue 11): the `avazu:` section is translated into
-# events options (common.smk, get_avazu_histogram_params; docs/own-data.md has the mapping).
-# Config: the `avazu:` section (workflow/schemas/avazu.schema.yaml); helpers: common.smk,
-# section "Avazu helpers". The (gzipped) CSV is converted once to parquet; then, per variant
+# Avazu experiment of Zamanlooy et al. (2025): max TV per attribute subcategory, run by the
+# events stage's library and scripts: the `avazu:` section is translated into events options
+# (avazu_common.smk, get_avazu_histogram_params; docs/own-data.md has the mapping).
+# Config: the `avazu:` section (workflow/schemas/avazu.schema.yaml); helpers: avazu_common.smk.
+# The (gzipped) CSV is converted once to parquet; then, per variant
 # (results/avazu/ and one folder per avazu.variants entry, the {avazu_folder} wildcard), one
 # histogram job per attribute and one metrics job per attribute looping over ε in-process
 # (scripts/events_*.py), then local jobs: the tables in the Avazu contract, the released samples
@@ -16,6 +16,7 @@
 
 
 include: "events_common.smk"
+include: "avazu_common.smk"
 
 
 localrules:

@@ -2,7 +2,8 @@
 # EVENTS_. Kept apart from the rules because snakemake --lint flags rules and functions in one file.
 
 EVENTS_RESULTS = "results/events"
-EVENTS_NAME_PATTERN = r"[a-z0-9][a-z0-9_-]*"
+# Dataset names (checked with the config: ldpsample.pipeline.config_check.check_events).
+EVENTS_NAME_PATTERN = CONFIG_CHECK.EVENTS_NAME_PATTERN
 EVENTS_PRIORS = ("user_mean", "pooled", "uniform")
 # Library modules whose edits re-run each events job (a script's code trigger sees only the script).
 EVENTS_HISTOGRAM_CODE = ("events/table.py", "events/histograms.py")
@@ -43,44 +44,6 @@ def get_events_epsilons(name):
 def get_events_prior_kind(name):
     prior = get_events_config(name)["prior"]
     return prior if isinstance(prior, str) else "table"
-
-
-def check_events_config():
-    """Cross-field checks of every events entry that a schema cannot express (names the key)."""
-    for name, entry in (config.get("events") or {}).items():
-        key = f"events.{name}"
-        if not re.fullmatch(EVENTS_NAME_PATTERN, str(name)):
-            raise ValueError(
-                f"config key {key}: {name!r} is not a valid dataset name (lowercase letters, "
-                "digits, - and _; it names the folder results/events/<name>/)"
-            )
-        if not entry.get("enabled", True):
-            continue
-        check_epsilon_folder_names(f"{key}.epsilons", entry["epsilons"])
-        attributes = list(entry["attributes"])
-        if len(set(attributes)) != len(attributes):
-            raise ValueError(
-                f"config key {key}.attributes: {attributes!r} repeats a column"
-            )
-        paths = [(f"{key}.path", entry["path"])]
-        prior = entry["prior"]
-        if not isinstance(prior, str):
-            paths.append((f"{key}.prior.path", prior["path"]))
-            if len(prior["attributes"]) != len(attributes):
-                raise ValueError(
-                    f"config key {key}.prior.attributes: {list(prior['attributes'])!r} must name "
-                    f"one column of the public table per attribute {attributes!r} (same order)"
-                )
-        for path_key, path in paths:
-            # A table under results/ is made by another rule; anything else must exist now.
-            if not str(path).startswith("results/") and not Path(path).exists():
-                raise ValueError(
-                    f"config key {path_key}: file not found: {path!r} (relative paths are read "
-                    "from the working directory)"
-                )
-
-
-check_events_config()
 
 
 def get_events_inputs(wildcards):

@@ -1,6 +1,6 @@
-# MovieLens experiment of Zamanlooy et al. (2025): max TV/KL per age group (issue 4), run by the
-# events stage's library and scripts (issue 11). Config: the `movielens:` section
-# (workflow/schemas/movielens.schema.yaml); helpers: common.smk, section "MovieLens helpers".
+# MovieLens experiment of Zamanlooy et al. (2025): max TV/KL per age group, run by the events
+# stage's library and scripts. Config: the `movielens:` section
+# (workflow/schemas/movielens.schema.yaml); helpers: movielens_common.smk.
 # One data job turns the official files into events tables (one row per (user, genre)); per
 # variant (MOVIELENS_VARIANT, prior~<prior_source>_weight~<weight>: the paper-vs-code options)
 # one histogram job and one metrics job looping over ε in-process (scripts/events_*.py), then
@@ -8,6 +8,7 @@
 
 
 include: "events_common.smk"
+include: "movielens_common.smk"
 
 
 wildcard_constraints:

@@ -1,4 +1,8 @@
 # Fig. 2 of Zamanlooy et al. (2025): one job per (n, epsilon), combined into one tidy table.
+# Helpers: synthetic_common.smk.
+
+
+include: "synthetic_common.smk"
 
 
 localrules:

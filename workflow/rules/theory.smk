@@ -1,4 +1,8 @@
 # Theorem 1 (optimal risk against epsilon) and Example 1 of Zamanlooy et al. (2025).
+# Helpers: theory_common.smk.
+
+
+include: "theory_common.smk"
 
 
 localrules:

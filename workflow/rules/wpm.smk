@@ -1,6 +1,9 @@
-# Wasserstein projection mechanism experiments: ring, MovieLens-100K, Gowalla (issue 6).
-# Config: the `wpm:` section (workflow/schemas/wpm.schema.yaml); helpers: common.smk, section
-# "WPM helpers". Per-ε jobs write results/<stage>/parts/eps~<ε>/; seeds come from get_wpm_seed.
+# Wasserstein projection mechanism experiments: ring, MovieLens-100K, Gowalla.
+# Config: the `wpm:` section (workflow/schemas/wpm.schema.yaml); helpers: wpm_common.smk.
+# Per-ε jobs write results/<stage>/parts/eps~<ε>/; seeds come from get_wpm_seed.
+
+
+include: "wpm_common.smk"
 
 
 localrules:

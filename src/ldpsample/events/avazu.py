@@ -1,11 +1,12 @@
 """Avazu as a configuration of the events stage: the tables the Avazu experiment publishes
 (``results/avazu/...``), computed from the events stage's per-attribute parts.
 
-The ``avazu:`` config section is translated into events options in ``workflow/rules/common.smk``
-(``get_avazu_histogram_params``; docs/own-data.md lists the mapping); the histograms and the
-per-user divergences come from :func:`ldpsample.events.build_event_histograms` and
-:func:`ldpsample.events.evaluate_attribute`. This module only restates the results in the Avazu
-contract that the pipeline has published since issue 4:
+The ``avazu:`` config section is translated into events options in
+``workflow/rules/avazu_common.smk`` (``get_avazu_histogram_params``; docs/own-data.md lists the
+mapping); the histograms and the per-user divergences come from
+:func:`ldpsample.events.build_event_histograms` and :func:`ldpsample.events.evaluate_attribute`.
+This module only restates the results in the Avazu contract that the pipeline has published
+since issue 4:
 
 * ``max_tv``: ``epsilon, attribute, subcategory (Int64), method, max_tv, n_users`` with methods
   ``minimax`` and ``mollifier_tv``, sorted by epsilon, attribute, subcategory (as a number),

@@ -7,19 +7,38 @@ the JSON Schema (draft 2020-12, ``$ref`` to sibling files) is checked. Errors ar
 
     config error at synthetic.epsilons[0]: -1 must be > 0
 
-followed by the key's description from the schema. Cross-field checks that a schema cannot
-express raise the same error through :func:`config_error`.
+followed by the key's description from the schema. :func:`check_consistency` runs the
+cross-field checks that a schema cannot express (theory, wpm, avazu.variants, events, ...),
+which raise the same error through :func:`config_error`. The workflow runs both in
+``check_config()`` of ``workflow/rules/common.smk`` and turns a ConfigError into a WorkflowError.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ConfigError", "check_config", "config_error", "key_path"]
+__all__ = [
+    "AVAZU_VARIANT_KEYS",
+    "EPSILON_FOLDER_PATTERN",
+    "EVENTS_NAME_PATTERN",
+    "ConfigError",
+    "avazu_variant_name",
+    "check_avazu_variants",
+    "check_config",
+    "check_consistency",
+    "check_epsilon_folder_names",
+    "check_events",
+    "check_theory",
+    "check_wpm",
+    "config_error",
+    "epsilon_folder_name",
+    "key_path",
+]
 
 
 class ConfigError(ValueError):
@@ -209,3 +228,192 @@ def check_config(config: dict, schema_path: str | os.PathLike[str]) -> None:
     if description:
         text += f"\n  {key_path(parts)}: {' '.join(str(description).split())}"
     raise ConfigError(text)
+
+
+# --------------------------------------------------------------------------------------------
+# Cross-field checks: what a JSON schema cannot express. Functions of the config dict (after
+# check_config), so they are testable without Snakemake; each raises ConfigError naming the key.
+# --------------------------------------------------------------------------------------------
+
+#: An ε folder's name, eps~<ε>: a plain decimal (the workflow's ``eps`` wildcard constraint).
+EPSILON_FOLDER_PATTERN = r"[0-9]+(\.[0-9]+)?"
+#: Names of ``events.<name>`` entries (they name the folder ``results/events/<name>/``).
+EVENTS_NAME_PATTERN = r"[a-z0-9][a-z0-9_-]*"
+#: The keys an ``avazu.variants`` entry may change (the histogram filters).
+AVAZU_VARIANT_KEYS = (
+    "top_sites",
+    "site_rank_by",
+    "min_rows",
+    "user_activity",
+    "activity_scope",
+    "min_users",
+    "exclude_placeholder_device",
+)
+
+
+def epsilon_folder_name(value: float) -> str:
+    """Folder-safe, reversible plain decimal for an ε: ``8.0 -> "8"``, ``1e-05 -> "0.00001"``."""
+    import numpy as np
+
+    return np.format_float_positional(float(value), trim="-")
+
+
+def check_epsilon_folder_names(key: str, epsilons: Sequence[float]) -> None:
+    """ε values must have a plain decimal folder name eps~<ε> (the eps wildcard's pattern)."""
+    for index, eps in enumerate(epsilons):
+        text = epsilon_folder_name(eps)
+        if not re.fullmatch(EPSILON_FOLDER_PATTERN, text) or float(text) != eps:
+            raise config_error(
+                f"{key}[{index}]",
+                f"{eps!r} has no plain decimal folder name eps~<ε> (got {text!r}); "
+                "use a value like 0.5 or 8",
+            )
+
+
+def avazu_variant_name(overrides: dict[str, Any]) -> str:
+    """Folder of an ``avazu.variants`` entry: its keys and values, sorted by key
+    (``min_users~1000``)."""
+
+    def text(value: Any) -> str:
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    return "_".join(f"{key}~{text(overrides[key])}" for key in sorted(overrides))
+
+
+def check_consistency(config: dict, *, download_dir: str | os.PathLike[str]) -> None:
+    """Every cross-field check, in order: data_dir, downloads, the ε folder names, theory, wpm,
+    avazu.variants, events. ``download_dir`` is where the workflow downloads (data_dir may name
+    it before it exists)."""
+    _check_data_dir(config, download_dir)
+    for dataset, source in config["downloads"].items():
+        if source.get("md5") and source.get("sha256"):
+            raise config_error(f"downloads.{dataset}", "give md5 or sha256, not both")
+    for key in ("synthetic", "movielens", "avazu"):
+        check_epsilon_folder_names(f"{key}.epsilons", config[key]["epsilons"])
+    check_theory(config)
+    check_wpm(config)
+    check_avazu_variants(config)
+    check_events(config)
+
+
+def _check_data_dir(config: dict, download_dir: str | os.PathLike[str]) -> None:
+    data_dir = Path(config["data_dir"])
+    if not data_dir.is_dir() and data_dir.resolve() != Path(download_dir).resolve():
+        raise config_error(
+            "data_dir",
+            f"{config['data_dir']!r} is not an existing folder (it should hold pre-placed "
+            "raw data in the official layouts; resources/, the download folder, needs none)",
+        )
+
+
+def check_theory(config: dict) -> None:
+    """The theory section: an increasing ε grid, q_min <= 1/n, Example 1's two distributions."""
+    theory = config["theory"]
+    grid = theory["epsilon_grid"]
+    if grid["start"] >= grid["stop"]:
+        raise config_error(
+            "theory.epsilon_grid.start",
+            f"{grid['start']!r} must be < theory.epsilon_grid.stop ({grid['stop']!r})",
+        )
+    for index, q_min in enumerate(theory["q_mins"]):
+        if q_min > 1 / theory["n"]:
+            raise config_error(
+                f"theory.q_mins[{index}]",
+                f"{q_min!r} exceeds 1/theory.n = {1 / theory['n']!r}",
+            )
+    example = theory["example_1"]
+    if len(example["q"]) != len(example["p"]):
+        raise config_error(
+            "theory.example_1.p",
+            f"has {len(example['p'])} entries, theory.example_1.q has {len(example['q'])}",
+        )
+    for key in ("q", "p"):
+        if abs(sum(example[key]) - 1) > 1e-9:
+            raise config_error(
+                f"theory.example_1.{key}", f"must sum to 1, got {sum(example[key])!r}"
+            )
+
+
+def check_wpm(config: dict) -> None:
+    """The wpm section: an ordered bounding box, ε folder names, the derived Gowalla file."""
+    wpm = config["wpm"]
+    box = wpm["gowalla"]["bbox"]
+    for low, high in (("lat_min", "lat_max"), ("lon_min", "lon_max")):
+        if box[low] >= box[high]:
+            raise config_error(
+                f"wpm.gowalla.bbox.{low}",
+                f"{box[low]!r} must be < wpm.gowalla.bbox.{high} ({box[high]!r})",
+            )
+    for key in ("movielens.epsilons", "gowalla.epsilons", "gowalla.map_epsilons"):
+        experiment, name = key.split(".")
+        check_epsilon_folder_names(f"wpm.{key}", wpm[experiment][name])
+    derived = os.path.join(config["data_dir"], wpm["gowalla"]["derived_file"])
+    if (
+        wpm["gowalla"]["source"] == "derived"
+        and config["experiments"].get("wpm_gowalla") is True
+        and not Path(derived).is_file()
+    ):
+        raise config_error(
+            "wpm.gowalla.derived_file",
+            f"{derived!r} not found (it is never downloaded; set wpm.gowalla.source: snap "
+            "or point data_dir at a copy)",
+        )
+
+
+def check_avazu_variants(config: dict) -> None:
+    """Each avazu.variants entry changes something and names its own folder."""
+    avazu = config["avazu"]
+    seen = {"avazu"}
+    for index, overrides in enumerate(avazu.get("variants", [])):
+        key = f"avazu.variants[{index}]"
+        unknown = sorted(set(overrides) - set(AVAZU_VARIANT_KEYS))
+        if unknown or not overrides:
+            raise config_error(
+                key,
+                f"{overrides!r}: a variant sets one or more of {list(AVAZU_VARIANT_KEYS)}",
+            )
+        if all(avazu[k] == v for k, v in overrides.items()):
+            raise config_error(
+                key, f"{overrides!r} equals the avazu section itself (results/avazu/)"
+            )
+        folder = f"results/avazu/{avazu_variant_name(overrides)}"
+        if folder in seen:
+            raise config_error(key, f"{overrides!r} repeats the variant {folder}")
+        seen.add(folder)
+
+
+def check_events(config: dict) -> None:
+    """Every events entry: a folder-safe name and, if enabled, ε folder names, distinct
+    attributes, one public column per attribute, and input files that exist (a table under
+    results/ is made by another rule; relative paths are read from the working directory)."""
+    for name, entry in (config.get("events") or {}).items():
+        key = f"events.{name}"
+        if not re.fullmatch(EVENTS_NAME_PATTERN, str(name)):
+            raise config_error(
+                key,
+                f"{name!r} is not a valid dataset name (lowercase letters, digits, - and _; "
+                "it names the folder results/events/<name>/)",
+            )
+        if not entry.get("enabled", True):
+            continue
+        check_epsilon_folder_names(f"{key}.epsilons", entry["epsilons"])
+        attributes = list(entry["attributes"])
+        if len(set(attributes)) != len(attributes):
+            raise config_error(f"{key}.attributes", f"{attributes!r} repeats a column")
+        paths = [(f"{key}.path", entry["path"])]
+        prior = entry["prior"]
+        if not isinstance(prior, str):
+            paths.append((f"{key}.prior.path", prior["path"]))
+            if len(prior["attributes"]) != len(attributes):
+                raise config_error(
+                    f"{key}.prior.attributes",
+                    f"{list(prior['attributes'])!r} must name one column of the public table "
+                    f"per attribute {attributes!r} (same order)",
+                )
+        for path_key, path in paths:
+            if not str(path).startswith("results/") and not Path(path).exists():
+                raise config_error(
+                    path_key,
+                    f"file not found: {path!r} (relative paths are read from the working "
+                    "directory)",
+                )
