@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from ldpsample.datasets import registry
 from ldpsample.datasets.avazu import (
     AVAZU_ATTRIBUTES,
     AVAZU_COLUMNS,
@@ -420,3 +421,10 @@ def test_generator_gzip_and_options(tmp_path):
         generate_avazu_like(tmp_path / "x.csv", rows=10, seed=1, attributes={"C2": 3})
     with pytest.raises(ValueError, match="rows must be a non-negative integer"):
         generate_avazu_like(tmp_path / "x.csv", rows=-1, seed=1)
+
+
+def test_the_registry_spells_the_avazu_names_the_reader_uses():
+    """The workflow reads the attribute names and the placeholder device from the light
+    registry at parse time; they are the reader's (one list, not two that drift apart)."""
+    assert registry.AVAZU_ATTRIBUTES == AVAZU_ATTRIBUTES
+    assert registry.AVAZU_PLACEHOLDER_DEVICE_ID == PLACEHOLDER_DEVICE_ID

@@ -85,7 +85,7 @@ rule avazu_histograms:
         "logs/benchmarks/avazu_histograms/{avazu_folder}/attribute~{attribute}.tsv"
     wildcard_constraints:
         avazu_folder=get_avazu_folder_pattern(),
-        attribute="|".join(AVAZU_ATTRIBUTE_NAMES),
+        attribute="|".join(REGISTRY.AVAZU_ATTRIBUTES),
     conda:
         CONDA_ENV
     resources:
@@ -119,7 +119,7 @@ rule avazu_metrics:
         "logs/benchmarks/avazu_metrics/{avazu_folder}/attribute~{attribute}.tsv"
     wildcard_constraints:
         avazu_folder=get_avazu_folder_pattern(),
-        attribute="|".join(AVAZU_ATTRIBUTE_NAMES),
+        attribute="|".join(REGISTRY.AVAZU_ATTRIBUTES),
     conda:
         CONDA_ENV
     resources:
@@ -223,7 +223,7 @@ rule avazu_figure:
         "logs/avazu_figure/{avazu_folder}/attribute~{attribute}.log",
     wildcard_constraints:
         avazu_folder=get_avazu_folder_pattern(),
-        attribute="|".join(AVAZU_ATTRIBUTE_NAMES),
+        attribute="|".join(REGISTRY.AVAZU_ATTRIBUTES),
     conda:
         CONDA_ENV
     params:

@@ -6,11 +6,8 @@
 # for the section, results/avazu/<key>~<value>[_<key>~<value>...]/ for a variant
 # (ldpsample.pipeline.config_check.avazu_variant_name; check_avazu_variants checks the entries).
 
-AVAZU_ATTRIBUTE_NAMES = ("C1", "C14", "C15", "C16", "C17", "C18", "C19", "C20", "C21")
 AVAZU_SYNTHETIC_FILE = "resources/avazu-synthetic/train.gz"
 AVAZU_RESULTS = "results/avazu"
-# ldpsample.datasets.avazu.PLACEHOLDER_DEVICE_ID (not imported: it would load polars here)
-AVAZU_PLACEHOLDER_DEVICE = "a99f214a"
 # Library modules whose edits re-run the Avazu tables and figures.
 AVAZU_TABLE_CODE = ("events/avazu.py", "events/tables.py")
 AVAZU_FIGURE_CODE = ("figures/real_data.py", "figures/style.py")
@@ -23,7 +20,7 @@ def get_avazu_epsilons():
 
 def get_avazu_attributes():
     """The configured attributes, in the official column order."""
-    return [a for a in AVAZU_ATTRIBUTE_NAMES if a in config["avazu"]["attributes"]]
+    return [a for a in REGISTRY.AVAZU_ATTRIBUTES if a in config["avazu"]["attributes"]]
 
 
 def get_avazu_folders():
@@ -101,7 +98,9 @@ def get_avazu_histogram_params(folder, attribute):
         ],
         min_users=avazu["min_users"],
         exclude_users=(
-            [AVAZU_PLACEHOLDER_DEVICE] if avazu["exclude_placeholder_device"] else []
+            [REGISTRY.AVAZU_PLACEHOLDER_DEVICE_ID]
+            if avazu["exclude_placeholder_device"]
+            else []
         ),
         on_null="error",
     )

@@ -14,7 +14,7 @@ rule download_dataset:
     log:
         "logs/download_dataset/{dataset}.log",
     wildcard_constraints:
-        dataset="ml-100k|ml-1m|avazu|gowalla",
+        dataset="|".join(REGISTRY.DATASETS),
     conda:
         CONDA_ENV
     params:
