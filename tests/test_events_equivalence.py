@@ -24,6 +24,7 @@ from ldpsample.datasets.avazu import build_avazu_histograms
 from ldpsample.datasets.download import locate_dataset_files
 from ldpsample.datasets.movielens import build_movielens_data
 from ldpsample.events.movielens import movielens_events
+from ldpsample.pipeline.config_check import AVAZU_VARIANT_KEYS
 
 pytestmark = [
     pytest.mark.workflow,
@@ -124,15 +125,6 @@ AVAZU_VARIANTS = {
 ML_VARIANTS = {"published": ("count", "ml-100k"), "text": ("rating", "ml-1m")}
 # avazu.variants of each option set: a second run with another threshold in its own folder
 AVAZU_EXTRA = {"published": [{"min_users": 5}], "text": []}
-AVAZU_FILTERS = (
-    "top_sites",
-    "site_rank_by",
-    "min_rows",
-    "user_activity",
-    "activity_scope",
-    "min_users",
-    "exclude_placeholder_device",
-)
 
 
 @pytest.fixture(scope="module", params=sorted(AVAZU_VARIANTS))
@@ -245,7 +237,7 @@ def test_avazu_tables_equal_the_old_implementation(both):
         name = "_".join(f"{k}~{v}" for k, v in sorted(extra.items()))
         runs[f"results/avazu/{name}"] = {**section, **extra}
     for folder, filters in runs.items():
-        options = {k: filters[k] for k in AVAZU_FILTERS}
+        options = {k: filters[k] for k in AVAZU_VARIANT_KEYS}
         parts, counts = [], []
         for attribute in AVAZU_ATTRIBUTES:
             histograms = build_avazu_histograms(parquet, attribute, **options)

@@ -5,11 +5,10 @@
 from __future__ import annotations
 
 import polars as pl
-import seaborn as sns
 from matplotlib.figure import Figure
 
 from ldpsample.events.metrics import METHODS
-from ldpsample.figures.style import epsilon_panel, message_figure
+from ldpsample.figures.style import epsilon_panel, message_figure, subcategory_bars
 
 __all__ = ["plot_attribute"]
 
@@ -21,26 +20,15 @@ def plot_attribute(max_tv: pl.DataFrame, *, name: str, attribute: str) -> Figure
         return message_figure(f"{name} {attribute}: no subcategory kept\n(see subcategories.csv)")
     subcategories = sorted(set(frame["subcategory"].to_list()))
     epsilons = sorted(set(frame["epsilon"].to_list()))
-    panels = [epsilon_panel(e) for e in epsilons]
     frame = frame.with_columns(
         pl.col("epsilon").map_elements(epsilon_panel, return_dtype=pl.String)
     )
-    height = 3.2
-    width = min(40.0, max(4.0, 0.35 * len(subcategories) + 1.5))
-    grid = sns.catplot(
-        data=frame.to_pandas(),
-        x="subcategory",
+    grid = subcategory_bars(
+        frame,
         y="max_tv",
-        hue="method",
         hue_order=[m for m in METHODS if m in set(frame["method"])],
         order=subcategories,
-        col="epsilon",
-        col_order=panels,
-        col_wrap=1 if len(subcategories) > 12 else min(3, len(epsilons)),
-        kind="bar",
-        errorbar=None,
-        height=height,
-        aspect=width / height,
+        epsilons=epsilons,
     )
     grid.set_axis_labels(f"{attribute} subcategory", "max over users of TV(p, p̂)")
     grid.set_titles(f"{name}: {attribute}, {{col_name}}")

@@ -15,7 +15,13 @@ import polars as pl
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from ldpsample.figures.style import LABELS, epsilon_panel, label_axes, message_figure
+from ldpsample.figures.style import (
+    LABELS,
+    epsilon_panel,
+    label_axes,
+    message_figure,
+    subcategory_bars,
+)
 
 __all__ = [
     "plot_avazu_attribute",
@@ -130,22 +136,12 @@ def plot_avazu_attribute(max_tv: pl.DataFrame, *, attribute: str) -> Figure:
         pl.col("subcategory").cast(pl.String),
         pl.col("epsilon").map_elements(epsilon_panel, return_dtype=pl.String),
     )
-    height = 3.2
-    width = min(40.0, max(4.0, 0.35 * len(subcategories) + 1.5))
-    grid = sns.catplot(
-        data=frame.to_pandas(),
-        x="subcategory",
+    grid = subcategory_bars(
+        frame,
         y="value",
-        hue="method",
         hue_order=_HUE_ORDER,
         order=[str(s) for s in subcategories],
-        col="epsilon",
-        col_order=[epsilon_panel(e) for e in epsilons],
-        col_wrap=1 if len(subcategories) > 12 else min(3, len(epsilons)),
-        kind="bar",
-        errorbar=None,
-        height=height,
-        aspect=width / height,
+        epsilons=epsilons,
     )
     label_axes(grid, f"{attribute} subcategory", r"max over devices of $TV(p, \hat{p})$")
     grid.set_titles(f"{attribute}, {{col_name}}")

@@ -28,6 +28,7 @@ __all__ = [
     "message_figure",
     "method_order",
     "present_divergence_labels",
+    "subcategory_bars",
     "with_divergence_labels",
 ]
 
@@ -118,6 +119,31 @@ def message_figure(text: str) -> Figure:
     ax.set_axis_off()
     ax.text(0.5, 0.5, text, ha="center", va="center")
     return figure
+
+
+def subcategory_bars(
+    frame: pl.DataFrame, *, y: str, hue_order: list[str], order: list[str], epsilons: list[float]
+) -> sns.FacetGrid:
+    """Bars per subcategory (x, in ``order``) and method (hue), a panel per ε (``frame``'s
+    ``epsilon`` column holds :func:`epsilon_panel` names): the events and Avazu figures. The
+    width grows with the subcategories; more than 12 stack the panels in one column."""
+    height = 3.2
+    width = min(40.0, max(4.0, 0.35 * len(order) + 1.5))
+    return sns.catplot(
+        data=frame.to_pandas(),
+        x="subcategory",
+        y=y,
+        hue="method",
+        hue_order=hue_order,
+        order=order,
+        col="epsilon",
+        col_order=[epsilon_panel(e) for e in epsilons],
+        col_wrap=1 if len(order) > 12 else min(3, len(epsilons)),
+        kind="bar",
+        errorbar=None,
+        height=height,
+        aspect=width / height,
+    )
 
 
 def close(figure: Figure) -> None:
