@@ -1,4 +1,4 @@
-# Your own data (issue 11): any number of events tables, each configured under `events.<name>`
+# Your own data: any number of events tables, each configured under `events.<name>`
 # (workflow/schemas/events.schema.yaml, docs/own-data.md). Per (dataset, attribute): one
 # histogram job (streaming scans of the table; one job for all attributes needed 2.7 GB on a
 # 40 M-row table, one per attribute 0.6 GB) and one metrics job looping over every

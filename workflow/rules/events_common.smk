@@ -4,7 +4,6 @@
 EVENTS_RESULTS = "results/events"
 # Dataset names (checked with the config: ldpsample.pipeline.config_check.check_events).
 EVENTS_NAME_PATTERN = CONFIG_CHECK.EVENTS_NAME_PATTERN
-EVENTS_PRIORS = ("user_mean", "pooled", "uniform")
 # Library modules whose edits re-run each events job (a script's code trigger sees only the script).
 EVENTS_HISTOGRAM_CODE = ("events/table.py", "events/histograms.py")
 EVENTS_METRICS_CODE = (

@@ -1,4 +1,4 @@
-# Reproduction table (issue 14): every paper claim beside this run's value. Reads only the
+# Reproduction table: every paper claim beside this run's value. Reads only the
 # outputs of the experiments this config switched on; the claims and verdicts are in
 # src/ldpsample/reproduction.py, the discussion in docs/reproduction.md. Helpers (get_reproduction_*)
 # are in reproduction_common.smk.
