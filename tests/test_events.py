@@ -194,3 +194,84 @@ def test_tables_and_user_cost():
     users = audit_users(result.per_user)
     assert (users["releases"] == 1).all() and (users["total_epsilon"] == users["epsilon"]).all()
     assert result.released.height == 0
+
+
+def _random_events(rng, rows, *, fractional):
+    users = [f"u{i:03d}" for i in range(40)]
+    items = [f"i{i:02d}" for i in range(12)]
+    n = rng.integers(1, 4, rows).astype(float)
+    if fractional:
+        n = n + rng.choice([0.0, 0.1, 0.25], rows)
+    return pl.DataFrame(
+        {
+            "user": rng.choice(users, rows),
+            "item": rng.choice(items, rows),
+            "n": n,
+            "click": rng.integers(0, 2, rows),
+            "attr": [None if a == "-" else a for a in rng.choice(["x", "y", "z", "-"], rows)],
+            "other": rng.integers(0, 3, rows),
+        }
+    )
+
+
+@pytest.mark.parametrize("scope", ["global", "top_items"])
+@pytest.mark.parametrize("count", [None, "n"])
+@pytest.mark.parametrize("rank", [None, "click"])
+def test_aggregate_path_equals_row_path(tmp_path, monkeypatch, scope, count, rank):
+    """Integer weights take the one-group-by path (sums over the (subcategory, user, item)
+    aggregate); it gives the same frames, bit for bit, as the row-by-row path that fractional
+    weights take, for every scope, weight, ranking and for two attributes with nulls."""
+    import ldpsample.events.histograms as histograms
+
+    path = tmp_path / "e.parquet"
+    _random_events(np.random.default_rng(7), 3000, fractional=False).write_parquet(path)
+    options = dict(
+        count=count,
+        rank_items_by=rank,
+        attributes=["attr", "other"],
+        activity_scope=scope,
+        top_items=5,
+        # about the median activity of a user (75 rows of weight 1, or about 2 with count="n")
+        min_user_count=(75 if scope == "global" else 8) * (2 if count else 1),
+        min_users=3,
+    )
+    fast = build(path, **options)
+    everyone = build(path, **{**options, "min_user_count": 0})
+    assert 0 < fast.histograms.height < everyone.histograms.height  # the filter bites
+    monkeypatch.setattr(histograms, "_exact_sums", lambda checks, columns: False)
+    slow = build(path, **options)
+    for name in ("histograms", "priors", "subcategories"):
+        assert getattr(fast, name).equals(getattr(slow, name)), name
+    assert fast.stats == slow.stats
+
+
+def test_fractional_weights_take_the_row_path(tmp_path):
+    import ldpsample.events.histograms as histograms
+
+    path = tmp_path / "e.parquet"
+    _random_events(np.random.default_rng(8), 500, fractional=True).write_parquet(path)
+    checks = histograms._check_numbers(
+        pl.scan_parquet(path), {"n": "events.t.count"}, "user", "item"
+    ).collect()
+    assert not histograms._exact_sums(checks.row(0, named=True), {"n": "events.t.count"})
+    result = build(path, min_user_count=2, top_items=5)
+    assert result.histograms["count"].sum() > 0
+
+
+def test_subcategory_matrix_sorts_like_numpy():
+    from ldpsample.events.metrics import subcategory_matrix
+
+    rows = pl.DataFrame(
+        {
+            "user": ["b", "a", "é", "B", "a", "z"],
+            "item": ["y", "x", "x", "ü", "y", "x"],
+            "count": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+        }
+    )
+    users, items, counts = subcategory_matrix(rows)
+    assert users.tolist() == sorted(set(rows["user"]))
+    assert items.tolist() == sorted(set(rows["item"]))
+    expected = np.zeros((users.size, items.size))
+    for u, i, c in rows.iter_rows():
+        expected[users.tolist().index(u), items.tolist().index(i)] += c
+    assert np.array_equal(counts, expected)

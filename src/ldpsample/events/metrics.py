@@ -95,14 +95,23 @@ def subcategory_matrix(
     rows: pl.DataFrame,
 ) -> tuple[NDArray[np.str_], NDArray[np.str_], NDArray[np.float64]]:
     """``(users, items, counts)`` of one subcategory's histogram rows, users and items sorted."""
-    users = np.sort(rows["user"].unique().to_numpy())
-    items = np.sort(rows["item"].unique().to_numpy())
-    counts = np.zeros((users.size, items.size))
+    user_values, item_values, counts = _subcategory_matrix(rows)
+    return user_values.to_numpy(), item_values.to_numpy(), counts
+
+
+def _subcategory_matrix(rows: pl.DataFrame) -> tuple[pl.Series, pl.Series, NDArray[np.float64]]:
+    """:func:`subcategory_matrix` with the sorted users and items as polars series."""
+    # Sorted distinct values and each row's index among them, by polars (dense rank; polars
+    # orders strings by their UTF-8 bytes, which is code point order, as numpy's sort): the
+    # same arrays as np.sort + np.searchsorted, without comparing Python strings.
+    users = rows["user"].unique().sort()
+    items = rows["item"].unique().sort()
+    counts = np.zeros((users.len(), items.len()))
     np.add.at(
         counts,
         (
-            np.searchsorted(users, rows["user"].to_numpy()),
-            np.searchsorted(items, rows["item"].to_numpy()),
+            (rows["user"].rank("dense") - 1).to_numpy().astype(np.intp),
+            (rows["item"].rank("dense") - 1).to_numpy().astype(np.intp),
         ),
         rows["count"].to_numpy().astype(float),
     )
@@ -169,17 +178,21 @@ def evaluate_attribute(
     for (subcategory,) in _progress(
         sorted(parts), desc=f"{attribute} subcategories", enabled=progress
     ):
-        users, items, counts = subcategory_matrix(parts[(subcategory,)])
+        user_series, item_series, counts = _subcategory_matrix(parts[(subcategory,)])
+        n_users = user_series.len()
+        user_column = user_series.alias("user")
+        attribute_column = pl.repeat(attribute, n_users, dtype=pl.String, eager=True)
+        subcategory_column = pl.repeat(subcategory, n_users, dtype=pl.String, eager=True)
         P = counts / counts.sum(axis=1, keepdims=True)
         if prior == "table":
             table = priors.filter(
                 (pl.col("attribute") == attribute) & (pl.col("subcategory") == subcategory)
             )
             lookup = dict(zip(table["item"].to_list(), table["q"].to_list(), strict=True))
-            q = np.array([lookup.get(i, 0.0) for i in items], dtype=float)
+            q = np.array([lookup.get(i, 0.0) for i in item_series.to_list()], dtype=float)
         else:
             q = _prior(prior, P, counts)
-        n = items.size
+        n = item_series.len()
         for eps in eps_list:
             what = f"events.{name}, {attribute}={subcategory!r}, epsilon={eps!r}"
             values: dict[str, list[NDArray[np.float64]]] = {c: [] for c in list(schema)[4:]}
@@ -226,10 +239,10 @@ def evaluate_attribute(
             per_user.append(
                 pl.DataFrame(
                     {
-                        "epsilon": np.full(users.size, eps),
-                        "attribute": [attribute] * users.size,
-                        "subcategory": [subcategory] * users.size,
-                        "user": users.tolist(),
+                        "epsilon": np.full(n_users, eps),
+                        "attribute": attribute_column,
+                        "subcategory": subcategory_column,
+                        "user": user_column,
                         **columns,
                     },
                     schema=schema,
@@ -240,16 +253,16 @@ def evaluate_attribute(
                 released.append(
                     pl.DataFrame(
                         {
-                            "epsilon": np.full(users.size, eps),
-                            "user": users.tolist(),
-                            "attribute": [attribute] * users.size,
-                            "subcategory": [subcategory] * users.size,
-                            "item": items[index].tolist(),
+                            "epsilon": np.full(n_users, eps),
+                            "user": user_column,
+                            "attribute": attribute_column,
+                            "subcategory": subcategory_column,
+                            "item": item_series.gather(index),
                         },
                         schema=RELEASED_SCHEMA,
                     )
                 )
-        log.info("%s=%s: %d users, %d items, ε %s", attribute, subcategory, users.size, n, eps_list)
+        log.info("%s=%s: %d users, %d items, ε %s", attribute, subcategory, n_users, n, eps_list)
     return AttributeResult(
         per_user=(pl.concat(per_user) if per_user else pl.DataFrame(schema=schema)).sort(
             "epsilon", "attribute", "subcategory", "user"
