@@ -22,6 +22,7 @@ try:
         pl.read_parquet(snakemake.input.priors),
         attribute=snakemake.params.attribute,
         progress=True,
+        threads=snakemake.threads,
         **snakemake.params.options,
     )
 except Exception as exc:

@@ -122,6 +122,7 @@ rule avazu_metrics:
         attribute="|".join(REGISTRY.AVAZU_ATTRIBUTES),
     conda:
         CONDA_ENV
+    threads: 2
     resources:
         mem_mb=4000,
         runtime=60,

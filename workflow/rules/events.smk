@@ -70,6 +70,7 @@ rule events_metrics:
         attribute=r"[^/]+",
     conda:
         CONDA_ENV
+    threads: 2
     resources:
         mem_mb=4000,
         runtime=60,

@@ -144,6 +144,7 @@ def evaluate_attribute(
     chunk_users: int = 20_000,
     progress: bool = False,
     kernel: Callable[..., object] | None = None,
+    threads: int | None = None,
 ) -> AttributeResult:
     """Per-user divergences, released items and kernel audit of one attribute, all ε.
 
@@ -161,6 +162,9 @@ def evaluate_attribute(
         Config seed; each ε's stream is :func:`ldpsample.events.release.release_rng`.
     kernel
         Stand-in for :func:`ldpsample.events.release.minimax_release_kernel` (tests).
+    threads
+        Passed to :func:`~ldpsample.apply_minimax` and :func:`~ldpsample.relative_mollifier_kl`
+        (None: their default; a Snakemake job passes its ``threads``). No value depends on it.
 
     Raises
     ------
@@ -214,7 +218,7 @@ def evaluate_attribute(
             for start in range(0, P.shape[0], chunk_users):
                 Pc = P[start : start + chunk_users]
                 if K_minimax is not None:
-                    R = apply_minimax(Pc, K_minimax)
+                    R = apply_minimax(Pc, K_minimax, threads=threads)
                     if "minimax" in methods:
                         values["tv_minimax"].append(tv_distance(Pc, R))
                         values["kl_minimax"].append(kl_divergence(Pc, R))
@@ -226,7 +230,9 @@ def evaluate_attribute(
                     )
                 if "mollifier_kl" in methods:
                     values["kl_mollifier_kl"].append(
-                        kl_divergence(Pc, relative_mollifier_kl(Pc, q, epsilon=eps))
+                        kl_divergence(
+                            Pc, relative_mollifier_kl(Pc, q, epsilon=eps, threads=threads)
+                        )
                     )
                 if K_rr is not None:
                     R = Pc @ K_rr
