@@ -1,5 +1,6 @@
-"""Avazu bar plot of one attribute: subcategories on x, worst-case TV per method, a panel per ε
-(ldpsample.figures.real_data.plot_avazu_attribute), from the variant's max_tv."""
+"""Avazu bar plots of every attribute of a run folder: per attribute, subcategories on x,
+worst-case TV per method, a panel per ε (ldpsample.figures.real_data.plot_avazu_attribute),
+from the variant's max_tv; one output per attribute, named by it."""
 
 from typing import TYPE_CHECKING
 
@@ -13,8 +14,10 @@ from ldpsample.pipeline.scripting import start
 if TYPE_CHECKING:
     from snakemake.script import snakemake
 
-start(snakemake)
+log = start(snakemake)
 max_tv = pl.read_parquet(snakemake.input.max_tv)
-figure = plot_avazu_attribute(max_tv, attribute=snakemake.params.attribute)
-write_figure(figure, snakemake.output.figure, dpi=150, bbox_inches="tight")
-close(figure)
+for attribute in snakemake.params.attributes:
+    figure = plot_avazu_attribute(max_tv, attribute=attribute)
+    write_figure(figure, getattr(snakemake.output, attribute), dpi=150, bbox_inches="tight")
+    close(figure)
+    log.info("%s: %s", attribute, getattr(snakemake.output, attribute))

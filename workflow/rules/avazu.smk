@@ -5,8 +5,10 @@
 # The (gzipped) CSV is converted once to parquet; then, per variant
 # (results/avazu/ and one folder per avazu.variants entry, the {avazu_folder} wildcard), one
 # histogram job per attribute and one metrics job per attribute looping over ε in-process
-# (scripts/events_*.py), then local jobs: the tables in the Avazu contract, the released samples
-# per ε and one figure per attribute.
+# (scripts/events_*.py), then local jobs, one of each per run folder (a local job pays a few
+# seconds of process start-up): the tables in the Avazu contract, the released samples of every
+# ε (released/eps~<ε>.parquet) and every attribute's figure (figures/attribute~<A>.png, one
+# report entry each).
 #
 # The parquet is a cache, not a temp() file: it is the one pass over the 40 M-row gzip (about a
 # minute, the slowest step after a download) and every histogram job reads it, so it is kept
@@ -195,15 +197,15 @@ rule avazu_release:
     input:
         released=lambda wildcards: get_avazu_parts(wildcards.avazu_folder, "released"),
     output:
-        released="results/{avazu_folder}/released/eps~{eps}.parquet",
+        released=get_avazu_release_outputs(),
     log:
-        "logs/avazu_release/{avazu_folder}/eps~{eps}.log",
+        "logs/avazu_release/{avazu_folder}.log",
     wildcard_constraints:
         avazu_folder=get_avazu_folder_pattern(),
     conda:
         CONDA_ENV
     params:
-        epsilon=lambda wildcards: float(wildcards.eps),
+        epsilons=[float(eps) for eps in get_avazu_epsilons()],
     script:
         "../../scripts/events_release.py"
 
@@ -213,21 +215,14 @@ rule avazu_figure:
         max_tv="results/{avazu_folder}/max_tv.parquet",
         code=get_library_sources(*AVAZU_FIGURE_CODE),
     output:
-        figure=report(
-            "results/{avazu_folder}/figures/attribute~{attribute}.png",
-            caption="../report/avazu_figure.rst",
-            category="Avazu",
-            subcategory="{avazu_folder}",
-            labels={"figure": "max TV per subcategory", "attribute": "{attribute}"},
-        ),
+        **get_avazu_figure_outputs(),
     log:
-        "logs/avazu_figure/{avazu_folder}/attribute~{attribute}.log",
+        "logs/avazu_figure/{avazu_folder}.log",
     wildcard_constraints:
         avazu_folder=get_avazu_folder_pattern(),
-        attribute="|".join(REGISTRY.AVAZU_ATTRIBUTES),
     conda:
         CONDA_ENV
     params:
-        attribute=lambda wildcards: wildcards.attribute,
+        attributes=get_avazu_attributes(),
     script:
         "../../scripts/avazu_figure.py"

@@ -133,6 +133,29 @@ def get_avazu_parts(folder, table):
     )
 
 
+def get_avazu_figure_outputs():
+    """The figure job's outputs, one report entry per configured attribute (named by the
+    attribute): results/{avazu_folder}/figures/attribute~<attribute>.png."""
+    return {
+        attribute: report(
+            f"results/{{avazu_folder}}/figures/attribute~{attribute}.png",
+            caption="../report/avazu_figure.rst",
+            category="Avazu",
+            subcategory="{avazu_folder}",
+            labels={"figure": "max TV per subcategory", "attribute": attribute},
+        )
+        for attribute in get_avazu_attributes()
+    }
+
+
+def get_avazu_release_outputs():
+    """The release job's outputs: results/{avazu_folder}/released/eps~<ε>.parquet per ε, in
+    the order of get_avazu_epsilons()."""
+    return expand(
+        "results/{{avazu_folder}}/released/eps~{eps}.parquet", eps=get_avazu_epsilons()
+    )
+
+
 def get_avazu_outputs():
     """Final targets of the Avazu experiment (every variant), if enabled."""
     if not is_enabled("avazu"):

@@ -149,7 +149,7 @@ rule events_release:
     conda:
         CONDA_ENV
     params:
-        epsilon=lambda wildcards: float(wildcards.eps),
+        epsilons=lambda wildcards: [float(wildcards.eps)],
     script:
         "../../scripts/events_release.py"
 
