@@ -124,7 +124,7 @@ rule avazu_metrics:
         attribute="|".join(REGISTRY.AVAZU_ATTRIBUTES),
     conda:
         CONDA_ENV
-    threads: 2
+    threads: 1
     resources:
         mem_mb=4000,
         runtime=60,

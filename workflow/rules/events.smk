@@ -70,7 +70,7 @@ rule events_metrics:
         attribute=r"[^/]+",
     conda:
         CONDA_ENV
-    threads: 2
+    threads: 1
     resources:
         mem_mb=4000,
         runtime=60,

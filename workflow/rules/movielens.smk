@@ -91,7 +91,7 @@ rule movielens_metrics:
         f"logs/benchmarks/movielens_metrics/{MOVIELENS_VARIANT}.tsv"
     conda:
         CONDA_ENV
-    threads: 2
+    threads: 1
     resources:
         mem_mb=2000,
         runtime=30,
