@@ -225,6 +225,29 @@ def convert_avazu_to_parquet(
         raise ValueError(f"on_bad_rows must be 'error' or 'skip', got {on_bad_rows!r}")
     if not src.is_file():
         raise FileNotFoundError(f"Avazu file not found: {src}")
+    official = _check_header(src)
+    invalid = _InvalidRows(src, on_bad_rows)
+    schema = pa.schema(
+        [(c, pa.string()) for c in _STRING_COLUMNS]
+        + [(c, pa.int8() if c == "click" else pa.int64()) for c in AVAZU_INTEGER_COLUMNS]
+    )
+    with atomic_path(dst) as tmp:
+        rows = _write_parquet(
+            src,
+            tmp,
+            schema,
+            invalid,
+            block_size=block_size,
+            row_group_rows=row_group_rows,
+            compression=compression,
+        )
+    partial = rows < OFFICIAL_ROW_COUNTS[("avazu", "train")]
+    _log_conversion(src, dst, rows, skipped=len(invalid.skipped_lines), partial=partial)
+    return ConversionStats(src, dst, rows, len(invalid.skipped_lines), partial, official)
+
+
+def _check_header(src: Path) -> bool:
+    """Check the header has the kept columns once each; whether it is the official one."""
     header = _read_header(src)
     missing = [c for c in _KEPT_COLUMNS if c not in header]
     if missing:
@@ -238,20 +261,29 @@ def convert_avazu_to_parquet(
     official = tuple(header) == AVAZU_COLUMNS
     if not official:
         log.info("%s: header differs from the official one but has the needed columns", src)
+    return official
 
-    skipped_lines: list[int] = []
-    first_invalid: list[pacsv.InvalidRow] = []
 
-    def on_invalid(row: pacsv.InvalidRow) -> str:
-        if on_bad_rows == "error":
+class _InvalidRows:
+    """pyarrow's handler of rows with the wrong field count (``on_bad_rows``), and the error
+    that names the file and line when reading fails."""
+
+    def __init__(self, src: Path, on_bad_rows: str) -> None:
+        self.src = src
+        self.on_bad_rows = on_bad_rows
+        self.skipped_lines: list[int] = []
+        self.first_invalid: list[pacsv.InvalidRow] = []
+
+    def __call__(self, row: pacsv.InvalidRow) -> str:
+        if self.on_bad_rows == "error":
             # Raising here would be swallowed by pyarrow: remember the row, let it fail.
-            first_invalid.append(row)
+            self.first_invalid.append(row)
             return "error"
-        skipped_lines.append(row.number if row.number is not None else -1)
-        if len(skipped_lines) <= 10:
+        self.skipped_lines.append(row.number if row.number is not None else -1)
+        if len(self.skipped_lines) <= 10:
             log.warning(
                 "%s, line %s: skipped a row with %d fields instead of %d: %r",
-                src,
+                self.src,
                 row.number,
                 row.actual_columns,
                 row.expected_columns,
@@ -259,77 +291,100 @@ def convert_avazu_to_parquet(
             )
         return "skip"
 
-    def fail(exc: Exception, rows: int) -> ValueError:
-        if first_invalid:
-            row = first_invalid[0]
+    def error(self, exc: Exception, rows: int) -> ValueError:
+        """The ValueError for a read that failed after ``rows`` data rows."""
+        if self.first_invalid:
+            row = self.first_invalid[0]
             return ValueError(
-                f"{src}, line {row.number}: expected {row.expected_columns} fields, got "
+                f"{self.src}, line {row.number}: expected {row.expected_columns} fields, got "
                 f"{row.actual_columns}: {row.text!r:.200}"
             )
         if isinstance(exc, pa.ArrowInvalid):
-            return ValueError(f"{src}: cannot parse the CSV after data row {rows}: {exc}")
+            return ValueError(f"{self.src}: cannot parse the CSV after data row {rows}: {exc}")
         return ValueError(
-            f"{src}: cannot read after data row {rows} (corrupted or truncated file?): {exc}"
+            f"{self.src}: cannot read after data row {rows} (corrupted or truncated file?): {exc}"
         )
 
-    schema = pa.schema(
-        [(c, pa.string()) for c in _STRING_COLUMNS]
-        + [(c, pa.int8() if c == "click" else pa.int64()) for c in AVAZU_INTEGER_COLUMNS]
+
+def _open_csv(
+    stream: pa.NativeFile, invalid: _InvalidRows, block_size: int
+) -> pacsv.CSVStreamingReader:
+    """A one-thread pyarrow CSV reader of the kept columns, as strings."""
+    return pacsv.open_csv(
+        stream,
+        read_options=pacsv.ReadOptions(use_threads=False, block_size=block_size),
+        parse_options=pacsv.ParseOptions(
+            invalid_row_handler=invalid, ignore_empty_lines=False, quote_char=False
+        ),
+        convert_options=pacsv.ConvertOptions(
+            include_columns=list(_KEPT_COLUMNS),
+            column_types={c: pa.string() for c in _KEPT_COLUMNS},
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+        ),
     )
+
+
+def _write_parquet(
+    src: Path,
+    tmp: Path,
+    schema: pa.Schema,
+    invalid: _InvalidRows,
+    *,
+    block_size: int,
+    row_group_rows: int,
+    compression: str,
+) -> int:
+    """Read ``src`` block by block, validate and convert each block, write row groups of about
+    ``row_group_rows`` rows to ``tmp``; the number of data rows written."""
     rows = 0
     pending: list[pa.RecordBatch] = []
     pending_rows = 0
     stream = None
-    with atomic_path(dst) as tmp:
-        writer = pq.ParquetWriter(str(tmp), schema, compression=compression)
+    writer = pq.ParquetWriter(str(tmp), schema, compression=compression)
+    try:
         try:
+            stream = pa.input_stream(str(src), compression="gzip" if _is_gzip(src) else None)
+            reader = _open_csv(stream, invalid, block_size)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise invalid.error(exc, rows) from exc
+        while True:
             try:
-                stream = pa.input_stream(str(src), compression="gzip" if _is_gzip(src) else None)
-                reader = pacsv.open_csv(
-                    stream,
-                    read_options=pacsv.ReadOptions(use_threads=False, block_size=block_size),
-                    parse_options=pacsv.ParseOptions(
-                        invalid_row_handler=on_invalid, ignore_empty_lines=False, quote_char=False
-                    ),
-                    convert_options=pacsv.ConvertOptions(
-                        include_columns=list(_KEPT_COLUMNS),
-                        column_types={c: pa.string() for c in _KEPT_COLUMNS},
-                        strings_can_be_null=False,
-                        quoted_strings_can_be_null=False,
-                    ),
-                )
+                batch = reader.read_next_batch()
+            except StopIteration:
+                break
             except (pa.ArrowInvalid, OSError) as exc:
-                raise fail(exc, rows) from exc
-            while True:
-                try:
-                    batch = reader.read_next_batch()
-                except StopIteration:
-                    break
-                except (pa.ArrowInvalid, OSError) as exc:
-                    raise fail(exc, rows) from exc
-                batch = _drop_empty_lines(
-                    src, batch, first_row=rows, skipped=skipped_lines, on_bad_rows=on_bad_rows
-                )
-                converted = _convert_batch(
-                    src, batch, schema, first_row=rows, skipped=skipped_lines
-                )
-                rows += converted.num_rows
-                pending.append(converted)
-                pending_rows += converted.num_rows
-                if pending_rows >= row_group_rows:
-                    writer.write_table(pa.Table.from_batches(pending, schema=schema))
-                    pending, pending_rows = [], 0
-            if pending:
+                raise invalid.error(exc, rows) from exc
+            batch = _drop_empty_lines(
+                src,
+                batch,
+                first_row=rows,
+                skipped=invalid.skipped_lines,
+                on_bad_rows=invalid.on_bad_rows,
+            )
+            converted = _convert_batch(
+                src, batch, schema, first_row=rows, skipped=invalid.skipped_lines
+            )
+            rows += converted.num_rows
+            pending.append(converted)
+            pending_rows += converted.num_rows
+            if pending_rows >= row_group_rows:
                 writer.write_table(pa.Table.from_batches(pending, schema=schema))
-            if rows == 0:
-                writer.write_table(schema.empty_table())
-        finally:
-            writer.close()
-            if stream is not None:
-                stream.close()
-    partial = rows < OFFICIAL_ROW_COUNTS[("avazu", "train")]
-    if skipped_lines:
-        log.warning("%s: skipped %d malformed rows in total", src, len(skipped_lines))
+                pending, pending_rows = [], 0
+        if pending:
+            writer.write_table(pa.Table.from_batches(pending, schema=schema))
+        if rows == 0:
+            writer.write_table(schema.empty_table())
+    finally:
+        writer.close()
+        if stream is not None:
+            stream.close()
+    return rows
+
+
+def _log_conversion(src: Path, dst: Path, rows: int, *, skipped: int, partial: bool) -> None:
+    if skipped:
+        log.warning("%s: skipped %d malformed rows in total", src, skipped)
     if partial:
         log.warning(
             "%s is a PARTIAL copy: %d of %d official rows (%.3f %%); results are not the paper's",
@@ -339,7 +394,6 @@ def convert_avazu_to_parquet(
             100 * rows / OFFICIAL_ROW_COUNTS[("avazu", "train")],
         )
     log.info("converted %s → %s: %d rows", src, dst, rows)
-    return ConversionStats(src, dst, rows, len(skipped_lines), partial, official)
 
 
 def _line_of(first_row: int, index: int, skipped: list[int]) -> int:
