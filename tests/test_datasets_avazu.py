@@ -12,15 +12,13 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from real_data_oracle import HISTOGRAM_SCHEMA, avazu_user_matrix, build_avazu_histograms
 
 from ldpsample.datasets import registry
 from ldpsample.datasets.avazu import (
     AVAZU_ATTRIBUTES,
     AVAZU_COLUMNS,
-    HISTOGRAM_SCHEMA,
     PLACEHOLDER_DEVICE_ID,
-    avazu_user_matrix,
-    build_avazu_histograms,
     convert_avazu_to_parquet,
     placeholder_share,
 )

@@ -4,8 +4,8 @@
 * the published MovieLens and Avazu tables (results/movielens/..., results/avazu/... and an
   avazu.variants folder) equal the values recomputed by the real-data implementation the
   pipeline ran before it moved onto the events code (tests/real_data_oracle.py, fed by the old
-  readers build_movielens_data / build_avazu_histograms): Avazu bit for bit, MovieLens within
-  1e-12 (genres summed in another order);
+  readers build_movielens_data / build_avazu_histograms, which now live there too): Avazu bit
+  for bit, MovieLens within 1e-12 (genres summed in another order);
 * equivalent `events:` entries give the same worst cases, user counts and win summaries
   (the option mapping of docs/own-data.md, "MovieLens and Avazu as events configurations").
 
@@ -20,9 +20,7 @@ import pytest
 import real_data_oracle as oracle
 from _workflow import SHARED_DATA, copy_workflow, snakemake, write_config
 
-from ldpsample.datasets.avazu import build_avazu_histograms
 from ldpsample.datasets.download import locate_dataset_files
-from ldpsample.datasets.movielens import build_movielens_data
 from ldpsample.events.movielens import movielens_events
 from ldpsample.pipeline.config_check import AVAZU_VARIANT_KEYS
 
@@ -240,7 +238,7 @@ def test_avazu_tables_equal_the_old_implementation(both):
         options = {k: filters[k] for k in AVAZU_VARIANT_KEYS}
         parts, counts = [], []
         for attribute in AVAZU_ATTRIBUTES:
-            histograms = build_avazu_histograms(parquet, attribute, **options)
+            histograms = oracle.build_avazu_histograms(parquet, attribute, **options)
             parts.append(oracle.avazu_metrics(histograms, epsilons=AVAZU_EPSILONS))
             counts.append(
                 oracle.avazu_subcategory_counts(
@@ -270,7 +268,7 @@ def test_movielens_tables_equal_the_old_implementation(both):
     against the old implementation on the old reader's p and q."""
     wd, folder, variant = both
     weight, prior_source = ML_VARIANTS[variant]
-    data = build_movielens_data(
+    data = oracle.build_movielens_data(
         locate_dataset_files(SHARED_DATA, "ml-1m"),
         locate_dataset_files(SHARED_DATA, "ml-100k"),
         weight=weight,

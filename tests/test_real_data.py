@@ -18,13 +18,8 @@ import real_data_oracle as oracle
 from oracle import oracle_kernel
 
 from ldpsample.datasets import locate_dataset_files
-from ldpsample.datasets.avazu import (
-    PLACEHOLDER_DEVICE_ID,
-    build_avazu_histograms,
-    convert_avazu_to_parquet,
-)
+from ldpsample.datasets.avazu import PLACEHOLDER_DEVICE_ID, convert_avazu_to_parquet
 from ldpsample.datasets.avazu_synthetic import generate_avazu_like
-from ldpsample.datasets.movielens import build_movielens_data
 from ldpsample.events import build_event_histograms, evaluate_attribute
 from ldpsample.events.avazu import AVAZU_MAX_TV_SCHEMA, avazu_max_tv, avazu_summary
 from ldpsample.events.histograms import HISTOGRAM_SCHEMA
@@ -129,7 +124,7 @@ def _check_avazu(src, parquet, attribute, *, min_rows, min_users, top_sites, exc
     assert result.schema == AVAZU_MAX_TV_SCHEMA
     assert result.equals(result.sort("epsilon", "attribute", "subcategory", "method"))
     # the former implementation on the former reader's histograms: bit for bit
-    former = build_avazu_histograms(
+    former = oracle.build_avazu_histograms(
         parquet, attribute, exclude_placeholder_device=exclude, **options
     )
     assert result.equals(oracle.avazu_metrics(former, epsilons=[0.5, 3.0]))
@@ -242,7 +237,7 @@ def test_movielens_events_equal_the_former_implementation(tmp_path, weight, prio
         release=False,
         seed=1,
     ).per_user
-    data = build_movielens_data(*files, weight=weight, prior_source=prior_source)
+    data = oracle.build_movielens_data(*files, weight=weight, prior_source=prior_source)
     want_tv, want_kl = oracle.movielens_metrics(data.users, data.priors, epsilons=[1.0, 4.0])
     got_tv, got_kl = movielens_max_tables(per_user)
     for got, want, value in ((got_tv, want_tv, "max_tv"), (got_kl, want_kl, "max_kl")):

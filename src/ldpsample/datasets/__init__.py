@@ -1,11 +1,13 @@
-"""Real datasets: acquisition, parsing and the histograms the real-data experiments use.
+"""Real datasets: acquisition and parsing (the experiments run them through
+:mod:`ldpsample.events`).
 
 * :mod:`~ldpsample.datasets.registry` -- layouts, official URLs, checksums and row counts
   (standard library only).
 * :mod:`~ldpsample.datasets.download` -- verified, resumable downloads (GroupLens, SNAP, the
   Kaggle CLI) and :func:`locate_dataset_files` for pre-placed copies in the official layout.
-* :mod:`~ldpsample.datasets.movielens` -- ML-1M private genre histograms, age-group priors.
-* :mod:`~ldpsample.datasets.avazu` -- Avazu CSV → parquet, per-subcategory site histograms.
+* :mod:`~ldpsample.datasets.movielens` -- ML-100K/ML-1M readers, common genres, age groups,
+  per-user genre masses (the input of :mod:`ldpsample.events.movielens`).
+* :mod:`~ldpsample.datasets.avazu` -- Avazu CSV → validated parquet (an events table).
 * :mod:`~ldpsample.datasets.avazu_synthetic` -- an Avazu-shaped generator for tests and
   benchmarks.
 
@@ -27,11 +29,7 @@ _EXPORTS: dict[str, str] = {
     "ConversionStats": "ldpsample.datasets.avazu",
     "DownloadError": "ldpsample.datasets.download",
     "KaggleUnavailableError": "ldpsample.datasets.download",
-    "MovieLensData": "ldpsample.datasets.movielens",
     "PLACEHOLDER_DEVICE_ID": "ldpsample.datasets.avazu",
-    "avazu_user_matrix": "ldpsample.datasets.avazu",
-    "build_avazu_histograms": "ldpsample.datasets.avazu",
-    "build_movielens_data": "ldpsample.datasets.movielens",
     "convert_avazu_to_parquet": "ldpsample.datasets.avazu",
     "dataset_completeness": "ldpsample.datasets.download",
     "download_avazu": "ldpsample.datasets.download",
@@ -52,10 +50,6 @@ __all__ = [
     "ConversionStats",
     "DownloadError",
     "KaggleUnavailableError",
-    "MovieLensData",
-    "avazu_user_matrix",
-    "build_avazu_histograms",
-    "build_movielens_data",
     "convert_avazu_to_parquet",
     "dataset_completeness",
     "download_avazu",
@@ -81,8 +75,6 @@ if TYPE_CHECKING:  # static analysers see the eager imports
         AVAZU_ATTRIBUTES,
         PLACEHOLDER_DEVICE_ID,
         ConversionStats,
-        avazu_user_matrix,
-        build_avazu_histograms,
         convert_avazu_to_parquet,
     )
     from ldpsample.datasets.avazu_synthetic import generate_avazu_like
@@ -101,6 +93,4 @@ if TYPE_CHECKING:  # static analysers see the eager imports
     from ldpsample.datasets.movielens import (
         AGE_GROUPS,
         COMMON_GENRES,
-        MovieLensData,
-        build_movielens_data,
     )

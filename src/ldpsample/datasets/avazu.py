@@ -1,4 +1,4 @@
-"""Avazu: per-subcategory website histograms of devices, built out of core with polars.
+"""Avazu: the official CSV streamed once into parquet, validated, for the events stage.
 
 The Avazu experiment of Zamanlooy, Diaz & Asoodeh (2025) treats a device (``device_id``) as a
 user and a website (``site_id``) as an item. Each anonymised attribute (``C1``, ``C14`` … ``C21``)
@@ -19,19 +19,16 @@ splits the rows into subcategories, one per value. Within a subcategory:
 Device ``a99f214a`` is a placeholder shared by most rows; by default it is one user like any
 other (published code); ``exclude_placeholder_device=True`` drops its rows first.
 
-Two steps, so that the 40 M-row file is never held as Python objects:
-
-* :func:`convert_avazu_to_parquet` streams the (gzipped) CSV once into parquet, reading only
-  ``device_id, site_id, click, C1, C14..C21`` with explicit types (ids as strings, the rest as
-  integers), validating the header and every value on the way;
-* :func:`build_avazu_histograms` scans the parquet lazily, aggregates ``(subcategory, device,
-  site)`` counts in one streaming pass per attribute and applies the rules above to that
-  (much smaller) aggregate.
+:func:`convert_avazu_to_parquet` streams the (gzipped) CSV once into parquet, reading only
+``device_id, site_id, click, C1, C14..C21`` with explicit types (ids as strings, the rest as
+integers), validating the header and every value on the way, so that the 40 M-row file is never
+held as Python objects.
 
 The pipeline reads the converted parquet as an events table (issue 11): its histogram jobs run
-:func:`ldpsample.events.build_event_histograms` with these rules as events options
-(docs/own-data.md); :func:`build_avazu_histograms` is the stand-alone version of the same rules,
-kept for interactive use and as the reference the tests compare the events path against.
+:func:`ldpsample.events.build_event_histograms` with the rules above as events options
+(docs/own-data.md) and :mod:`ldpsample.events.avazu` restates the results in the Avazu layout.
+The former stand-alone builder of these histograms lives on only as the tests' oracle
+(``tests/real_data_oracle.py``).
 
 Malformed input, case by case:
 
@@ -43,9 +40,6 @@ Malformed input, case by case:
 * a non-integer (or empty) value in an integer column, ``click`` not 0/1, an empty
   ``device_id``/``site_id`` → always ``ValueError`` naming file, line, column and value: such a
   file is not Avazu and no result computed from it could be trusted;
-* a subcategory left with fewer than ``min_users`` devices (possibly none) → skipped, counted
-  and logged per attribute; if no subcategory is left the result is empty (with its schema) and a
-  warning says so.
 """
 
 from __future__ import annotations
@@ -63,7 +57,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
-from numpy.typing import NDArray
 
 from ldpsample.datasets.registry import OFFICIAL_ROW_COUNTS
 from ldpsample.pipeline.io import atomic_path
@@ -72,11 +65,8 @@ __all__ = [
     "AVAZU_ATTRIBUTES",
     "AVAZU_COLUMNS",
     "AVAZU_INTEGER_COLUMNS",
-    "HISTOGRAM_SCHEMA",
     "PLACEHOLDER_DEVICE_ID",
     "ConversionStats",
-    "avazu_user_matrix",
-    "build_avazu_histograms",
     "convert_avazu_to_parquet",
     "placeholder_share",
 ]
@@ -124,15 +114,6 @@ _KEPT_COLUMNS = ("device_id", "site_id", *AVAZU_INTEGER_COLUMNS)
 
 #: The device_id shared by most rows (a placeholder, not a device).
 PLACEHOLDER_DEVICE_ID = "a99f214a"
-
-#: Columns and types of :func:`build_avazu_histograms`' result.
-HISTOGRAM_SCHEMA: dict[str, pl.DataType] = {
-    "attribute": pl.String(),
-    "subcategory": pl.Int64(),
-    "device_id": pl.String(),
-    "site_id": pl.String(),
-    "count": pl.Int64(),
-}
 
 _INT_PATTERN = r"^-?[0-9]+$"
 
@@ -478,183 +459,6 @@ def _convert_batch(
             values = pc.cast(values, pa.int8())
         arrays.append(values)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
-
-
-# --------------------------------------------------------------------------------------------
-# histograms
-# --------------------------------------------------------------------------------------------
-
-
-def _empty_histograms() -> pl.DataFrame:
-    return pl.DataFrame(schema=HISTOGRAM_SCHEMA)
-
-
-def build_avazu_histograms(
-    parquet: PathLike,
-    attribute: str,
-    *,
-    top_sites: int = 100,
-    site_rank_by: Literal["clicks", "impressions"] = "clicks",
-    min_rows: int = 20,
-    user_activity: Literal["impressions", "clicks"] = "impressions",
-    activity_scope: Literal["global", "top_sites"] = "global",
-    min_users: int = 100,
-    exclude_placeholder_device: bool = False,
-) -> pl.DataFrame:
-    """Private histograms of one attribute's kept subcategories, as a long frame.
-
-    Parameters
-    ----------
-    parquet
-        Output of :func:`convert_avazu_to_parquet`.
-    attribute
-        One of :data:`AVAZU_ATTRIBUTES`.
-    top_sites
-        Websites per subcategory: the ``top_sites`` with the most clicks (or impressions).
-    site_rank_by
-        ``"clicks"`` (published code and paper) or ``"impressions"``.
-    min_rows
-        Minimum activity of a kept device.
-    user_activity
-        What ``min_rows`` counts: ``"impressions"`` (rows; published code, default) or
-        ``"clicks"`` (paper text).
-    activity_scope
-        Where the activity is counted: ``"global"`` (the whole file, before subcategories and
-        websites are chosen; published code, default) or ``"top_sites"`` (the subcategory's top
-        websites only).
-    min_users
-        Minimum number of kept devices for a subcategory to be kept (100 in the AISTATS
-        version and the published code; 1000 in the arXiv text).
-    exclude_placeholder_device
-        Drop the rows of :data:`PLACEHOLDER_DEVICE_ID` before anything else.
-
-    Returns
-    -------
-    polars.DataFrame
-        Columns :data:`HISTOGRAM_SCHEMA` — ``attribute`` (String), ``subcategory`` (Int64),
-        ``device_id`` (String), ``site_id`` (String), ``count`` (Int64, impressions of the
-        device on the site within the subcategory, > 0) — restricted to kept subcategories,
-        their top websites and kept devices, sorted by (subcategory, device_id, site_id). A
-        subcategory's website set is the websites occurring in its rows here; ``p`` of a device
-        is its counts normalised, ``q`` the mean of its devices' ``p``
-        (:func:`avazu_user_matrix`).
-    """
-    if attribute not in AVAZU_ATTRIBUTES:
-        raise ValueError(f"attribute must be one of {AVAZU_ATTRIBUTES}, got {attribute!r}")
-    for name, value in (("top_sites", top_sites), ("min_rows", min_rows), ("min_users", min_users)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if site_rank_by not in ("clicks", "impressions"):
-        raise ValueError(f"site_rank_by must be 'clicks' or 'impressions', got {site_rank_by!r}")
-    if user_activity not in ("impressions", "clicks"):
-        raise ValueError(f"user_activity must be 'impressions' or 'clicks', got {user_activity!r}")
-    if activity_scope not in ("global", "top_sites"):
-        raise ValueError(f"activity_scope must be 'global' or 'top_sites', got {activity_scope!r}")
-    parquet = Path(parquet)
-    if not parquet.is_file():
-        raise FileNotFoundError(f"Avazu parquet not found: {parquet}")
-
-    lf = pl.scan_parquet(parquet).select("device_id", "site_id", "click", attribute)
-    if exclude_placeholder_device:
-        lf = lf.filter(pl.col("device_id") != PLACEHOLDER_DEVICE_ID)
-    # The one pass over the rows: everything below works on this aggregate.
-    agg = (
-        lf.group_by(attribute, "device_id", "site_id")
-        .agg(
-            pl.len().cast(pl.Int64).alias("impressions"),
-            pl.col("click").cast(pl.Int64).sum().alias("clicks"),
-        )
-        .rename({attribute: "subcategory"})
-        .collect(engine="streaming")
-    )
-    n_subcategories = agg["subcategory"].n_unique()
-    activity = user_activity  # "impressions" or "clicks": both are columns of agg
-    if activity_scope == "global":
-        active = (
-            agg.group_by("device_id")
-            .agg(pl.col(activity).sum().alias("activity"))
-            .filter(pl.col("activity") >= min_rows)
-            .select("device_id")
-        )
-        agg = agg.join(active, on="device_id", how="semi")
-    site_stats = agg.group_by("subcategory", "site_id").agg(
-        pl.col("clicks").sum(), pl.col("impressions").sum()
-    )
-    top = (
-        site_stats.sort(["subcategory", site_rank_by, "site_id"], descending=[False, True, False])
-        .group_by("subcategory", maintain_order=True)
-        .head(top_sites)
-        .select("subcategory", "site_id")
-    )
-    hist = agg.join(top, on=["subcategory", "site_id"], how="semi")
-    if activity_scope == "top_sites":
-        active = (
-            hist.group_by("subcategory", "device_id")
-            .agg(pl.col(activity).sum().alias("activity"))
-            .filter(pl.col("activity") >= min_rows)
-            .select("subcategory", "device_id")
-        )
-        hist = hist.join(active, on=["subcategory", "device_id"], how="semi")
-    users = hist.group_by("subcategory").agg(pl.col("device_id").n_unique().alias("n_users"))
-    kept = users.filter(pl.col("n_users") >= min_users).select("subcategory")
-    n_kept = kept.height
-    log.info(
-        "%s: %d subcategories; %d kept, %d skipped (%d with devices but fewer than "
-        "min_users=%d, %d with no device left after the activity filter)",
-        attribute,
-        n_subcategories,
-        n_kept,
-        n_subcategories - n_kept,
-        users.height - n_kept,
-        min_users,
-        n_subcategories - users.height,
-    )
-    if n_kept == 0:
-        log.warning(
-            "%s: no subcategory has at least %d devices with at least %d %s; the histogram "
-            "frame is empty",
-            attribute,
-            min_users,
-            min_rows,
-            user_activity,
-        )
-        return _empty_histograms()
-    return (
-        hist.join(kept, on="subcategory", how="semi")
-        .select(
-            pl.lit(attribute).alias("attribute"),
-            pl.col("subcategory").cast(pl.Int64),
-            "device_id",
-            "site_id",
-            pl.col("impressions").alias("count"),
-        )
-        .sort("subcategory", "device_id", "site_id")
-    )
-
-
-def avazu_user_matrix(
-    histograms: pl.DataFrame, subcategory: int, *, attribute: str | None = None
-) -> tuple[NDArray[np.str_], NDArray[np.str_], NDArray[np.float64]]:
-    """Dense ``(device_ids, site_ids, P)`` of one subcategory of a histogram frame.
-
-    ``P`` has one row per device (sorted by ``device_id``) and one column per website
-    (sorted by ``site_id``); rows are normalised impression counts (sum 1). The public prior of
-    the paper is ``P.mean(axis=0)``.
-    """
-    rows = histograms.filter(pl.col("subcategory") == subcategory)
-    if attribute is not None:
-        rows = rows.filter(pl.col("attribute") == attribute)
-    if rows.height == 0:
-        raise KeyError(f"subcategory {subcategory!r} is not in the histogram frame")
-    if attribute is None and rows["attribute"].n_unique() > 1:
-        raise ValueError("the frame holds several attributes: pass attribute=")
-    devices = np.sort(rows["device_id"].unique().to_numpy())
-    sites = np.sort(rows["site_id"].unique().to_numpy())
-    d_index = np.searchsorted(devices, rows["device_id"].to_numpy())
-    s_index = np.searchsorted(sites, rows["site_id"].to_numpy())
-    counts = np.zeros((devices.size, sites.size))
-    np.add.at(counts, (d_index, s_index), rows["count"].to_numpy().astype(float))
-    return devices, sites, counts / counts.sum(axis=1, keepdims=True)
 
 
 def placeholder_share(parquet: PathLike) -> dict[str, float | int]:

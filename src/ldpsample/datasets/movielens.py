@@ -17,6 +17,12 @@ as the public prior ``q``:
   ``25-34``, ``35-44``, ``45-49``, ``50-54``, ``55+`` (ML-1M codes are the lower ends of their
   ranges, so one rule maps raw ages and codes alike).
 
+The pipeline turns the parsed files into events tables (:mod:`ldpsample.events.movielens`, one
+row per (user, genre)) and runs them through the events stage; this module keeps the readers
+(:func:`read_ml1m`, :func:`read_ml100k`), the common genres and the per-user genre masses it
+uses. The former matrix builder of the histograms and priors lives on only as the tests' oracle
+(``tests/real_data_oracle.py``).
+
 Files are parsed strictly: a line with the wrong number of fields or a non-integer id raises
 ``ValueError`` naming the file, line and field. A partial ``ratings.dat`` (fewer rows than the
 official 1,000,209) is accepted and logged as partial.
@@ -28,13 +34,10 @@ import io
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import numpy as np
 import polars as pl
-from numpy.typing import NDArray
 
 from ldpsample.datasets._files import first_bad_line, read_raw_bytes
 from ldpsample.datasets.registry import OFFICIAL_ROW_COUNTS
@@ -44,9 +47,7 @@ __all__ = [
     "COMMON_GENRES",
     "ML1M_AGE_CODES",
     "ML1M_GENRES",
-    "MovieLensData",
     "age_group",
-    "build_movielens_data",
     "common_genres",
     "genre_masses",
     "read_ml1m",
@@ -57,7 +58,6 @@ log = logging.getLogger(__name__)
 
 PathLike = str | os.PathLike[str]
 Weight = Literal["count", "rating"]
-PriorSource = Literal["ml-100k", "ml-1m"]
 
 #: The 18 genres common to ML-100K and ML-1M, in ML-100K's ``u.genre`` order (alphabetical).
 COMMON_GENRES: tuple[str, ...] = (
@@ -327,7 +327,7 @@ def common_genres(ml100k_genres: list[str], ml1m_genres: list[str]) -> tuple[str
 
 
 # --------------------------------------------------------------------------------------------
-# histograms
+# genre masses
 # --------------------------------------------------------------------------------------------
 
 
@@ -358,167 +358,6 @@ def genre_masses(
         .group_by("user_id", "genre")
         .agg(value.alias("mass"))
         .sort("user_id", "genre")
-    )
-
-
-def _wide(long: pl.DataFrame, index: list[str], genres: tuple[str, ...]) -> pl.DataFrame:
-    """Long (index..., genre, mass) → one Float64 column per genre (zeros where absent)."""
-    wide = long.pivot(on="genre", index=index, values="mass")
-    for genre in genres:
-        if genre not in wide.columns:
-            wide = wide.with_columns(pl.lit(0.0).alias(genre))
-    return wide.select(*index, *[pl.col(g).fill_null(0.0).cast(pl.Float64) for g in genres])
-
-
-def _normalise_rows(frame: pl.DataFrame, genres: tuple[str, ...]) -> pl.DataFrame:
-    total = pl.sum_horizontal([pl.col(g) for g in genres])
-    return frame.with_columns([(pl.col(g) / total).alias(g) for g in genres])
-
-
-@dataclass(frozen=True)
-class MovieLensData:
-    """The MovieLens experiment's inputs.
-
-    Attributes
-    ----------
-    genres
-        The genre order of every histogram (18 names).
-    groups
-        Age groups in order (all of :data:`AGE_GROUPS` that have users).
-    users
-        One row per ML-1M user with positive genre mass, sorted by ``user_id``: columns
-        ``user_id`` (Int64), ``group`` (String), then one Float64 column per genre holding
-        ``p`` (each row sums to 1).
-    priors
-        One row per group, in :attr:`groups` order: ``group``, ``n_users`` (users pooled into
-        the prior), ``mass`` (total pooled mass before normalising), then one Float64 column
-        per genre holding ``q`` (sums to 1).
-    weight, prior_source
-        The options used.
-    partial
-        True if a ratings file had fewer rows than the official release.
-    skipped_users
-        ML-1M users with ratings but zero mass on the genres (skipped; impossible in the
-        official data).
-    """
-
-    genres: tuple[str, ...]
-    groups: tuple[str, ...]
-    users: pl.DataFrame
-    priors: pl.DataFrame
-    weight: str
-    prior_source: str
-    partial: bool
-    skipped_users: int
-
-    def user_matrix(self, group: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-        """``(user_ids, P)`` of one group: P has shape (users, genres), rows sum to 1."""
-        rows = self.users.filter(pl.col("group") == group)
-        return rows["user_id"].to_numpy(), rows.select(self.genres).to_numpy()
-
-    def prior(self, group: str) -> NDArray[np.float64]:
-        """The public prior ``q`` of one group (shape ``(genres,)``)."""
-        row = self.priors.filter(pl.col("group") == group)
-        if row.height != 1:
-            raise KeyError(f"no prior for group {group!r}; groups: {self.groups}")
-        return row.select(self.genres).to_numpy()[0]
-
-
-def build_movielens_data(
-    ml1m_files: Mapping[str, PathLike],
-    ml100k_files: Mapping[str, PathLike],
-    *,
-    weight: Weight = "count",
-    prior_source: PriorSource = "ml-100k",
-) -> MovieLensData:
-    """Private histograms of ML-1M users and public priors per age group.
-
-    The pipeline runs the same data as events tables
-    (:func:`ldpsample.events.movielens.movielens_events`, one row per (user, genre)) through the
-    events stage; this matrix form is kept for interactive use and as the reference the tests
-    compare the events path against.
-
-    Parameters
-    ----------
-    ml1m_files
-        ML-1M ``ratings``, ``movies``, ``users`` (see :func:`read_ml1m`).
-    ml100k_files
-        ML-100K ``ratings``, ``items``, ``users``, ``genres`` (see :func:`read_ml100k`). Needed
-        for the common genres whatever ``prior_source`` is.
-    weight
-        ``"count"`` (published code, default): each rating adds 1 to each genre of its movie;
-        ``"rating"`` (paper text): it adds its rating.
-    prior_source
-        ``"ml-100k"`` (AISTATS version, default) or ``"ml-1m"`` (arXiv version): whose users'
-        masses are pooled into each group's prior.
-
-    Returns
-    -------
-    MovieLensData
-    """
-    if weight not in ("count", "rating"):
-        raise ValueError(f"weight must be 'count' or 'rating', got {weight!r}")
-    if prior_source not in ("ml-100k", "ml-1m"):
-        raise ValueError(f"prior_source must be 'ml-100k' or 'ml-1m', got {prior_source!r}")
-    ml1m = read_ml1m(ml1m_files)
-    ml100k = read_ml100k(ml100k_files)
-    genres = common_genres(ml100k["genres"], ml1m["genres"])  # type: ignore[arg-type]
-    partial = ml1m["ratings"].height < OFFICIAL_ROW_COUNTS[("ml-1m", "ratings")]  # type: ignore[union-attr]
-    partial |= ml100k["ratings"].height < OFFICIAL_ROW_COUNTS[("ml-100k", "ratings")]  # type: ignore[union-attr]
-
-    masses_1m = _masses_with_groups(ml1m, genres, weight, "ml-1m")
-    # Users whose ratings put no mass on the genres have no row in the long frame at all.
-    raters = ml1m["ratings"].select("user_id").unique()  # type: ignore[union-attr]
-    skipped = raters.join(masses_1m.select("user_id").unique(), on="user_id", how="anti").height
-    if skipped:
-        log.warning("%d ML-1M users have zero mass on the %d genres; skipped", skipped, len(genres))
-    wide = _wide(masses_1m.filter(pl.col("mass") > 0), ["user_id", "group"], genres)
-    users = _normalise_rows(wide, genres).sort("user_id")
-
-    prior_masses = (
-        masses_1m
-        if prior_source == "ml-1m"
-        else _masses_with_groups(ml100k, genres, weight, "ml-100k")
-    )
-    pooled = prior_masses.group_by("group", "genre").agg(pl.col("mass").sum())
-    prior_users = (
-        prior_masses.filter(pl.col("mass") > 0)
-        .group_by("group")
-        .agg(pl.col("user_id").n_unique().alias("n_users"))
-    )
-    priors = _wide(pooled, ["group"], genres)
-    priors = priors.with_columns(pl.sum_horizontal([pl.col(g) for g in genres]).alias("mass"))
-    priors = _normalise_rows(priors, genres).join(prior_users, on="group", how="left")
-
-    groups = tuple(g for g in AGE_GROUPS if g in set(users["group"].to_list()))
-    missing_prior = [g for g in groups if g not in set(priors["group"].to_list())]
-    if missing_prior:
-        raise ValueError(f"no {prior_source} ratings for age groups {missing_prior}: no prior")
-    order = {g: i for i, g in enumerate(AGE_GROUPS)}
-    priors = (
-        priors.filter(pl.col("group").is_in(list(groups)))
-        .with_columns(pl.col("group").replace_strict(order, return_dtype=pl.Int64).alias("_o"))
-        .sort("_o")
-        .select("group", pl.col("n_users").cast(pl.Int64), "mass", *genres)
-    )
-    counts = users.group_by("group").len().sort("group")
-    log.info(
-        "MovieLens: %d users over %d genres (weight=%s, prior_source=%s); users per group %s",
-        users.height,
-        len(genres),
-        weight,
-        prior_source,
-        dict(counts.iter_rows()),
-    )
-    return MovieLensData(
-        genres=genres,
-        groups=groups,
-        users=users,
-        priors=priors,
-        weight=weight,
-        prior_source=prior_source,
-        partial=bool(partial),
-        skipped_users=skipped,
     )
 
 
