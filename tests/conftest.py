@@ -77,3 +77,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if started is not None:
         os.environ.pop(readme_clone.ENV_VAR, None)
         readme_clone.remove(*started)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Workers for ``-n auto`` (pyproject's addopts): one per core plus one, because many tests
+    spend their time waiting on a subprocess (Snakemake, SLURM, pip). On the 2-core machine, quiet:
+    the suite took 5:24 with 2 workers, 4:29 with 3 and 4:54 with 4."""
+    return (os.cpu_count() or 1) + 1
