@@ -27,9 +27,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-OFFICIAL_ROWS = 40_428_967
+from ldpsample.datasets.registry import OFFICIAL_ROW_COUNTS
+
+OFFICIAL_ROWS = OFFICIAL_ROW_COUNTS[("avazu", "train")]
 #: The published code's Avazu settings as events options (what the pipeline's avazu_histograms
-#: jobs pass to build_event_histograms for the default config; workflow/rules/common.smk).
+#: jobs pass to build_event_histograms for the default config; workflow/rules/avazu_common.smk).
 AVAZU_EVENTS = dict(
     user="device_id",
     item="site_id",

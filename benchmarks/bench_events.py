@@ -35,22 +35,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-OFFICIAL_ROWS = 40_428_967
-ATTRIBUTES = ("C1", "C14", "C15", "C16", "C17", "C18", "C19", "C20", "C21")
+from bench_avazu import AVAZU_EVENTS, OFFICIAL_ROWS
+
+from ldpsample.datasets.registry import AVAZU_ATTRIBUTES as ATTRIBUTES
+
 EPSILONS = (8.0, 12.0, 16.0)
-EVENTS_AVAZU = dict(
-    user="device_id",
-    item="site_id",
-    count=None,
-    attributes=list(ATTRIBUTES),
-    prior="user_mean",
-    top_items=100,
-    rank_items_by="click",
-    activity_by=None,
-    min_user_count=20,
-    activity_scope="global",
-    min_users=100,
-)
+# The pipeline's Avazu settings as events options, one definition (bench_avazu.py), all attributes.
+EVENTS_AVAZU = {**AVAZU_EVENTS, "attributes": list(ATTRIBUTES)}
 
 
 def _step(kind: str, args: dict[str, Any], queue: Any) -> None:
