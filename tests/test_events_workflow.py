@@ -202,6 +202,12 @@ def test_events_outputs_and_values(workdir, suffix):
     summary = pl.read_csv(base / "summary.csv")
     assert set(summary["divergence"]) == {"tv", "kl", "tv+kl"}
     assert not (base / "work/attribute~country/per_user.parquet").exists()  # temp part removed
+    # Each job's polars pool is its `threads:` (common.smk exports POLARS_MAX_THREADS), not one
+    # thread per core: these rules declare 1.
+    logs = sorted((workdir / "logs").glob(f"events_*/{name}/*.log"))
+    assert {p.parent.parent.name for p in logs} >= {"events_histograms", "events_metrics"}
+    for log in logs:
+        assert "threads 1; polars thread pool 1\n" in log.read_text(), log
 
 
 def test_events_release_is_reproducible_and_streams_differ(workdir):

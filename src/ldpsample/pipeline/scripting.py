@@ -54,4 +54,12 @@ def start(smk: Any) -> logging.Logger:
     logger.info("params %s", _plain(dict(smk.params.items())))
     logger.info("inputs %s", list(smk.input))
     logger.info("outputs %s", list(smk.output))
+    logger.info("threads %s%s", smk.threads, _polars_pool())
     return logger
+
+
+def _polars_pool() -> str:
+    """Polars' thread pool, if the script has imported polars (the workflow sets it to the
+    job's threads through POLARS_MAX_THREADS; common.smk)."""
+    polars = sys.modules.get("polars")
+    return f"; polars thread pool {polars.thread_pool_size()}" if polars is not None else ""
