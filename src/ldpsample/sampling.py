@@ -37,7 +37,7 @@ def sample_categorical(probs: ArrayLike, *, rng: np.random.Generator) -> NDArray
     P2 = P[None, :] if squeeze else P
     u = generator.random(P2.shape[0])
     cdf = np.cumsum(P2, axis=1)
-    index = (cdf <= u[:, None]).sum(axis=1)
+    index = np.count_nonzero(cdf <= u[:, None], axis=1)
     overflow = np.flatnonzero(index >= P2.shape[1])
     if overflow.size:
         positive = P2[overflow] > 0

@@ -497,7 +497,14 @@ def build_event_histograms(
                     PRIOR_SCHEMA
                 )
             )
-    histograms = pl.concat(hist_frames).sort("attribute", "subcategory", "user", "item")
+    # Sorted by (attribute, subcategory, user, item): each attribute's rows by the other three
+    # keys, then the attributes in order (a constant sort key costs a third of the sort).
+    histograms = pl.concat(
+        [
+            frame.sort("subcategory", "user", "item")
+            for _, frame in sorted(zip(names, hist_frames, strict=True), key=lambda x: x[0])
+        ]
+    )
     subcategories = pl.concat(sub_frames).sort("attribute", "status", "subcategory")
     priors = (
         pl.concat(prior_frames).sort("attribute", "subcategory", "item")

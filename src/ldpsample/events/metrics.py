@@ -106,15 +106,15 @@ def _subcategory_matrix(rows: pl.DataFrame) -> tuple[pl.Series, pl.Series, NDArr
     # same arrays as np.sort + np.searchsorted, without comparing Python strings.
     users = rows["user"].unique().sort()
     items = rows["item"].unique().sort()
-    counts = np.zeros((users.len(), items.len()))
-    np.add.at(
-        counts,
-        (
-            (rows["user"].rank("dense") - 1).to_numpy().astype(np.intp),
-            (rows["item"].rank("dense") - 1).to_numpy().astype(np.intp),
-        ),
-        rows["count"].to_numpy().astype(float),
-    )
+    # Counts summed per (user, item) cell by one bincount over the flat cell index (np.add.at
+    # gives the same sums, in the same order, about ten times slower).
+    user_index = (rows["user"].rank("dense") - 1).to_numpy().astype(np.intp)
+    item_index = (rows["item"].rank("dense") - 1).to_numpy().astype(np.intp)
+    counts = np.bincount(
+        user_index * items.len() + item_index,
+        weights=rows["count"].to_numpy().astype(float),
+        minlength=users.len() * items.len(),
+    ).reshape(users.len(), items.len())
     return users, items, counts
 
 
@@ -141,7 +141,7 @@ def evaluate_attribute(
     methods: Sequence[str],
     release: bool,
     seed: int,
-    chunk_users: int = 20_000,
+    chunk_users: int = 4096,
     progress: bool = False,
     kernel: Callable[..., object] | None = None,
     threads: int | None = None,
@@ -176,7 +176,11 @@ def evaluate_attribute(
     make_kernel = kernel or _release.minimax_release_kernel
     rows = histograms.filter(pl.col("attribute") == attribute)
     schema = per_user_schema(methods)
-    per_user, audit, released = [], [], []
+    # Parts per ε, each in (subcategory, user) order: concatenated ε by ε they are the tables'
+    # sorted order (polars and Python order strings alike, by code point), with no sort.
+    per_user: dict[float, list[pl.DataFrame]] = {eps: [] for eps in eps_list}
+    released: dict[float, list[pl.DataFrame]] = {eps: [] for eps in eps_list}
+    audit = []
     parts = rows.partition_by("subcategory", as_dict=True, maintain_order=True)
     rngs = {eps: _release.release_rng(seed, name, attribute, eps) for eps in eps_list}
     for (subcategory,) in _progress(
@@ -242,7 +246,7 @@ def evaluate_attribute(
             for column, v in columns.items():
                 if np.isnan(v).any():
                     raise ValueError(f"{what}: {column} gave NaN")
-            per_user.append(
+            per_user[eps].append(
                 pl.DataFrame(
                     {
                         "epsilon": np.full(n_users, eps),
@@ -256,7 +260,7 @@ def evaluate_attribute(
             )
             if release:
                 index = np.concatenate(draws)
-                released.append(
+                released[eps].append(
                     pl.DataFrame(
                         {
                             "epsilon": np.full(n_users, eps),
@@ -270,13 +274,13 @@ def evaluate_attribute(
                 )
         log.info("%s=%s: %d users, %d items, ε %s", attribute, subcategory, n_users, n, eps_list)
     return AttributeResult(
-        per_user=(pl.concat(per_user) if per_user else pl.DataFrame(schema=schema)).sort(
-            "epsilon", "attribute", "subcategory", "user"
-        ),
+        per_user=_concat([f for eps in eps_list for f in per_user[eps]], schema),
         audit=pl.DataFrame(audit, schema=AUDIT_SCHEMA, orient="row").sort(
             "attribute", "subcategory", "epsilon", "kernel"
         ),
-        released=(pl.concat(released) if released else pl.DataFrame(schema=RELEASED_SCHEMA)).sort(
-            "epsilon", "attribute", "subcategory", "user"
-        ),
+        released=_concat([f for eps in eps_list for f in released[eps]], RELEASED_SCHEMA),
     )
+
+
+def _concat(frames: list[pl.DataFrame], schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    return pl.concat(frames, rechunk=True) if frames else pl.DataFrame(schema=schema)
