@@ -22,9 +22,7 @@ if TYPE_CHECKING:
 log = start(snakemake)
 params = snakemake.params
 log.info("variant %s: %s", params.variant, params.options)
-per_user = pl.concat([pl.read_parquet(p) for p in snakemake.input.per_user]).sort(
-    "epsilon", "attribute", "subcategory", "user"
-)
+per_user = tables.concat_attribute_parts([pl.read_parquet(p) for p in snakemake.input.per_user])
 audit = pl.concat([pl.read_parquet(p) for p in snakemake.input.audit]).sort(
     "attribute", "subcategory", "epsilon", "kernel"
 )

@@ -1,11 +1,13 @@
 """Avazu bar plots of every attribute of a run folder: per attribute, subcategories on x,
 worst-case TV per method, a panel per ε (ldpsample.figures.real_data.plot_avazu_attribute),
-from the variant's max_tv; one output per attribute, named by it."""
+from the variant's max_tv (computed from the per-user parts, as avazu_aggregate does, so that
+both jobs run side by side); one output per attribute, named by it."""
 
 from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ldpsample.events.avazu import avazu_max_tv
 from ldpsample.figures.real_data import plot_avazu_attribute
 from ldpsample.figures.style import close
 from ldpsample.pipeline.io import write_figure
@@ -15,7 +17,7 @@ if TYPE_CHECKING:
     from snakemake.script import snakemake
 
 log = start(snakemake)
-max_tv = pl.read_parquet(snakemake.input.max_tv)
+max_tv = avazu_max_tv(pl.concat([pl.read_parquet(p) for p in snakemake.input.per_user]))
 for attribute in snakemake.params.attributes:
     figure = plot_avazu_attribute(max_tv, attribute=attribute)
     write_figure(figure, getattr(snakemake.output, attribute), dpi=150, bbox_inches="tight")

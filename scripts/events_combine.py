@@ -13,9 +13,7 @@ if TYPE_CHECKING:
     from snakemake.script import snakemake
 
 log = start(snakemake)
-per_user = pl.concat([pl.read_parquet(p) for p in snakemake.input.per_user]).sort(
-    "epsilon", "attribute", "subcategory", "user"
-)
+per_user = tables.concat_attribute_parts([pl.read_parquet(p) for p in snakemake.input.per_user])
 audit = pl.concat([pl.read_parquet(p) for p in snakemake.input.audit]).sort(
     "attribute", "subcategory", "epsilon", "kernel"
 )

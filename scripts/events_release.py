@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ldpsample.events import tables
 from ldpsample.pipeline.io import write_parquet
 from ldpsample.pipeline.scripting import start
 
@@ -13,13 +14,11 @@ if TYPE_CHECKING:
     from snakemake.script import snakemake
 
 log = start(snakemake)
+# every ε of the parts in (epsilon, attribute, subcategory, user) order
+released = tables.concat_attribute_parts([pl.read_parquet(p) for p in snakemake.input.released])
 for epsilon, path in zip(snakemake.params.epsilons, snakemake.output, strict=True):
-    released = (
-        pl.concat([pl.scan_parquet(p) for p in snakemake.input.released])
-        .filter(pl.col("epsilon") == epsilon)
-        .select("user", "attribute", "subcategory", "item")
-        .collect()
-        .sort("attribute", "subcategory", "user")
+    part = released.filter(pl.col("epsilon") == epsilon).select(
+        "user", "attribute", "subcategory", "item"
     )
-    write_parquet(released, path)
-    log.info("ε=%g: %d released items", epsilon, released.height)
+    write_parquet(part, path)
+    log.info("ε=%g: %d released items", epsilon, part.height)

@@ -15,7 +15,7 @@ from ldpsample.events import (
     evaluate_attribute,
 )
 from ldpsample.events.release import release_rng
-from ldpsample.events.tables import audit_users, max_table, summary
+from ldpsample.events.tables import audit_users, concat_attribute_parts, max_table, summary
 
 
 def write(tmp_path, rows, name="events.parquet"):
@@ -152,6 +152,43 @@ def test_release_is_reproducible_and_audit_is_tight():
     assert not first.released["item"].equals(other.released["item"])
     a, b = release_rng(7, "d", "a", 1.0).random(3), release_rng(7, "d", "a", 3.0).random(3)
     assert not np.allclose(a, b)
+
+
+def test_attribute_parts_concatenate_in_sorted_order_without_a_sort():
+    """evaluate_attribute returns rows in (epsilon, subcategory, user) order, whatever order the
+    histogram rows come in; concat_attribute_parts interleaves parts given in any attribute
+    order into the (epsilon, attribute, subcategory, user) order a sort gives."""
+    options = dict(
+        name="d",
+        prior="user_mean",
+        epsilons=[3, 1],
+        methods=["minimax", "mollifier_tv"],
+        release=True,
+        seed=7,
+        chunk_users=7,  # several chunks per subcategory
+    )
+    parts = []
+    for attribute, seed in (("b", 1), ("a", 2), ("c", 3)):
+        hist = pl.concat(
+            [
+                _histograms(users=20 + seed, seed=seed).with_columns(
+                    attribute=pl.lit(attribute), subcategory=pl.lit(sub)
+                )
+                for sub in ("t", "s", "ü")
+            ]
+        ).sample(fraction=1.0, shuffle=True, seed=seed)
+        parts.append(evaluate_attribute(hist, None, attribute=attribute, **options))
+    key = ["epsilon", "attribute", "subcategory", "user"]
+    for table in ("per_user", "released"):
+        frames = [getattr(part, table) for part in parts]
+        for frame in frames:
+            assert frame.equals(frame.sort(key)), table
+        together = concat_attribute_parts(frames)
+        assert together.equals(pl.concat(frames).sort(key)), table
+        assert together.height == sum(frame.height for frame in frames) > 0
+    empty = parts[0].per_user.clear()
+    assert concat_attribute_parts([empty, empty]).equals(empty)
+    assert concat_attribute_parts([empty, parts[1].per_user]).equals(parts[1].per_user)
 
 
 def test_a_non_private_kernel_fails_the_audit():

@@ -196,6 +196,7 @@ rule avazu_aggregate:
 rule avazu_release:
     input:
         released=lambda wildcards: get_avazu_parts(wildcards.avazu_folder, "released"),
+        code=get_library_sources(*EVENTS_TABLE_CODE),
     output:
         released=get_avazu_release_outputs(),
     log:
@@ -210,10 +211,12 @@ rule avazu_release:
         "../../scripts/events_release.py"
 
 
+# The figures come from the per-user parts, as max_tv does, so that drawing them (the longest
+# local job, about 10 s at full size) runs beside avazu_aggregate instead of after it.
 rule avazu_figure:
     input:
-        max_tv="results/{avazu_folder}/max_tv.parquet",
-        code=get_library_sources(*AVAZU_FIGURE_CODE),
+        per_user=lambda wildcards: get_avazu_parts(wildcards.avazu_folder, "per_user"),
+        code=get_library_sources(*AVAZU_FIGURE_CODE, *AVAZU_TABLE_CODE),
     output:
         **get_avazu_figure_outputs(),
     log:

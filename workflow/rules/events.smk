@@ -140,6 +140,7 @@ rule events_combine:
 rule events_release:
     input:
         released=lambda wildcards: get_events_parts(wildcards.name, "released"),
+        code=get_library_sources(*EVENTS_TABLE_CODE),
     output:
         released=f"{EVENTS_RESULTS}/{{name}}/released/eps~{{eps}}.parquet",
     log:

@@ -17,6 +17,7 @@ __all__ = [
     "WIN_SUMMARY_SCHEMA",
     "audit_users",
     "check_audit",
+    "concat_attribute_parts",
     "max_over_users",
     "max_table",
     "summary",
@@ -238,6 +239,27 @@ def audit_users(per_user: pl.DataFrame) -> pl.DataFrame:
         .select(list(AUDIT_USERS_SCHEMA))
         .cast(AUDIT_USERS_SCHEMA)
         .sort("epsilon", "user")
+    )
+
+
+def concat_attribute_parts(parts: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """Per-attribute parts (per-user or released rows) as one table, in (epsilon, attribute,
+    subcategory, user) order.
+
+    Each part holds one attribute in (epsilon, subcategory, user) order, as
+    :func:`ldpsample.events.evaluate_attribute` returns its ``per_user`` and ``released``; the
+    parts are interleaved ε by ε and attribute by attribute instead of sorting the rows (the
+    same table: on the full-size Avazu log, 6.5 M rows whose string keys took seconds to sort).
+    """
+    parts = list(parts)
+    full = [part for part in parts if part.height]
+    if not full:
+        return parts[0].clear() if parts else pl.DataFrame()
+    full.sort(key=lambda part: part["attribute"][0])
+    epsilons = sorted(set().union(*(part["epsilon"].unique().to_list() for part in full)))
+    return pl.concat(
+        [part.filter(pl.col("epsilon") == eps) for eps in epsilons for part in full],
+        rechunk=True,
     )
 
 

@@ -143,7 +143,9 @@ def plot_avazu_attribute(max_tv: pl.DataFrame, *, attribute: str) -> Figure:
         order=[str(s) for s in subcategories],
         epsilons=epsilons,
     )
-    label_axes(grid, f"{attribute} subcategory", r"max over devices of $TV(p, \hat{p})$")
+    label_axes(
+        grid, f"{attribute} subcategory", r"max over devices of $TV(p, \hat{p})$", layout=False
+    )
     grid.set_titles(f"{attribute}, {{col_name}}")
     show_labels = len(subcategories) <= 80
     for ax in grid.axes.flat:

@@ -96,13 +96,15 @@ def method_order(present: pl.Series, first: tuple[str, ...]) -> list[str]:
     return [m for m in first if m in names] + sorted(names - set(first))
 
 
-def label_axes(grid: sns.FacetGrid, x: str, y: str) -> None:
+def label_axes(grid: sns.FacetGrid, x: str, y: str, *, layout: bool = True) -> None:
     """Label every panel's x and y axis (seaborn labels only the outer ones, which leaves
-    panels with their own y scale, ``sharey=False``, without a y label)."""
+    panels with their own y scale, ``sharey=False``, without a y label), then lay the grid out
+    again unless ``layout=False`` (a caller that changes more and lays it out itself)."""
     for ax in grid.axes.flat:
         ax.set_xlabel(x)
         ax.set_ylabel(y)
-    grid.tight_layout()
+    if layout:
+        grid.tight_layout()
 
 
 def epsilon_axis(ax: plt.Axes, epsilons: list[float]) -> None:
