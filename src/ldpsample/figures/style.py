@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import polars as pl
 import seaborn as sns
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 __all__ = [
     "DIVERGENCE_LABELS",
@@ -131,7 +132,7 @@ def subcategory_bars(
     width grows with the subcategories; more than 12 stack the panels in one column."""
     height = 3.2
     width = min(40.0, max(4.0, 0.35 * len(order) + 1.5))
-    return sns.catplot(
+    grid = sns.catplot(
         data=frame.to_pandas(),
         x="subcategory",
         y=y,
@@ -145,7 +146,22 @@ def subcategory_bars(
         errorbar=None,
         height=height,
         aspect=width / height,
+        legend=False,
     )
+    # The methods' legend at the right of the panels, as seaborn's, without the two full draws
+    # its add_legend makes to measure it (a third of the drawing time of a 60-bar figure): the
+    # saved figure's tight bounding box takes it in.
+    # the bars' colours: catplot's palette at its default saturation
+    colors = [sns.desaturate(c, 0.75) for c in sns.color_palette(n_colors=len(hue_order))]
+    grid.figure.legend(
+        [Patch(facecolor=c, label=m) for c, m in zip(colors, hue_order, strict=True)],
+        hue_order,
+        title="method",
+        loc="center left",
+        bbox_to_anchor=(1.0, 0.5),
+        frameon=False,
+    )
+    return grid
 
 
 def close(figure: Figure) -> None:
