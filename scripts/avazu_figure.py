@@ -17,7 +17,14 @@ if TYPE_CHECKING:
     from snakemake.script import snakemake
 
 log = start(snakemake)
-max_tv = avazu_max_tv(pl.concat([pl.read_parquet(p) for p in snakemake.input.per_user]))
+max_tv = avazu_max_tv(  # the key and TV columns only (not the users' ids, not KL)
+    pl.concat(
+        [
+            pl.scan_parquet(p).select(pl.exclude("user", "^kl_.*$")).collect()
+            for p in snakemake.input.per_user
+        ]
+    )
+)
 for attribute in snakemake.params.attributes:
     figure = plot_avazu_attribute(max_tv, attribute=attribute)
     write_figure(figure, getattr(snakemake.output, attribute), dpi=150, bbox_inches="tight")
