@@ -24,6 +24,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 import readme_clone  # noqa: E402
+import slurm_session  # noqa: E402
 from _workflow import need_shared_data  # noqa: E402
 from http_server import LocalHTTPServer  # noqa: E402
 
@@ -62,21 +63,41 @@ def _selects_readme_block(config: pytest.Config) -> bool:
     return False
 
 
+_SLURM_SESSION = pytest.StashKey[tuple[Path, object]]()
+# Options with which pytest runs no tests (it still calls pytest_configure/unconfigure).
+_NO_TESTS = ("collectonly", "help", "version", "showfixtures", "show_fixtures_per_test", "markers")
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Start the README's first block in the background (tests/readme_clone.py) once per
-    session, in the controller (xdist workers inherit LDPSAMPLE_README_CLONE)."""
-    if hasattr(config, "workerinput") or not _selects_readme_block(config):
+    """In the controller (xdist workers inherit the environment variables set here), once per
+    session: start the local SLURM cluster in the background (tests/slurm_session.py: with the
+    controller down, every Snakemake start waits 9 s on the SLURM plugin's probe) and the
+    README's first block (tests/readme_clone.py, when test_readme.py's workflow tests run)."""
+    if hasattr(config, "workerinput"):
         return
-    clone, proc = readme_clone.start()
-    os.environ[readme_clone.ENV_VAR] = str(clone)
-    config.stash[_README_BLOCK] = (clone, proc)
+    runs_tests = not any(getattr(config.option, name, False) for name in _NO_TESTS)
+    if runs_tests and slurm_session.cannot_start() is None:
+        rc_file, proc = slurm_session.start()
+        os.environ[slurm_session.ENV_VAR] = str(rc_file)
+        config.stash[_SLURM_SESSION] = (rc_file, proc)
+    if _selects_readme_block(config):
+        clone, proc = readme_clone.start()
+        os.environ[readme_clone.ENV_VAR] = str(clone)
+        config.stash[_README_BLOCK] = (clone, proc)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the README's copy, and stop the SLURM cluster if this session started it."""
     started = config.stash.get(_README_BLOCK, None)
-    if started is not None:
-        os.environ.pop(readme_clone.ENV_VAR, None)
-        readme_clone.remove(*started)
+    try:
+        if started is not None:
+            os.environ.pop(readme_clone.ENV_VAR, None)
+            readme_clone.remove(*started)
+    finally:
+        slurm = config.stash.get(_SLURM_SESSION, None)
+        if slurm is not None:
+            os.environ.pop(slurm_session.ENV_VAR, None)
+            slurm_session.stop(*slurm)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

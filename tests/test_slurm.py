@@ -1,8 +1,11 @@
 """The pipeline on a real SLURM cluster through Snakemake's SLURM executor plugin (issue 5).
 
-The module starts a single-node cluster (slurmctld, slurmd, and slurmdbd so that ``sacct``
-works) with ``../shared/tools/local-slurm.sh`` and stops it at the end, unless a cluster was
-already up. Then it runs CONFIG through the user profile ``profiles/slurm`` plus the CI overlay
+The tests use a single-node cluster (slurmctld, slurmd, and slurmdbd so that ``sacct`` works)
+started with ``../shared/tools/local-slurm.sh``: by the test session in the background, which
+stops it when the session ends (tests/slurm_session.py: every Snakemake start waits 9 s while
+the SLURM client is installed and no controller runs), or, when the session did not start one,
+by this module, which stops it at its end; a cluster already up is used and left up. Then it
+runs CONFIG through the user profile ``profiles/slurm`` plus the CI overlay
 ``profiles/slurm-test`` in temporary copies of the workflow and checks that
 
 (a) every non-local job ran as a SLURM job: one ``sacct`` row per submitted job, found by the
@@ -27,10 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import slurm_session
 import yaml
 from _workflow import ROOT, copy_workflow, result_differences, result_files, snakemake, write_config
 
-LOCAL_SLURM = ROOT.parent / "shared" / "tools" / "local-slurm.sh"
+LOCAL_SLURM = slurm_session.LOCAL_SLURM
 
 # The configuration run through SLURM and locally (changes to config/config.yaml). Stages added
 # here are covered by every check below: their SLURM jobs are looked up in sacct and every file
@@ -127,40 +131,73 @@ def _sacct_problem() -> str | None:
     return None if proc.returncode == 0 else (proc.stderr or proc.stdout).strip()
 
 
-def _local_slurm(command: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        ["bash", str(LOCAL_SLURM), command], capture_output=True, text=True, timeout=900
-    )
+def _check_cluster(started: bool) -> None:
+    """Skip unless the cluster that is up has accounting (fail instead if it was started for
+    these tests); a freshly started one must first show a ready node."""
+    if started:
+        states = _wait_for_ready_node()
+        if not READY_STATES & states:
+            pytest.skip(f"SLURM started, but sinfo reports {sorted(states)}, not idle/mix")
+    problem = _sacct_problem()
+    if problem and started:
+        pytest.fail(f"SLURM started with accounting, but sacct fails: {problem}")
+    if problem:
+        pytest.skip(f"the running SLURM cluster has no accounting, sacct says: {problem}")
 
 
 @pytest.fixture(scope="module")
 def slurm_cluster():
-    """A running SLURM cluster with accounting: the one already up, or one started here."""
+    """A running SLURM cluster with accounting: the one the test session started in the
+    background (conftest.py, tests/slurm_session.py; the session stops it), the one already
+    up, or one started here and stopped at the module's end."""
+    session = slurm_session.from_env()
+    if session is not None:
+        outcome = slurm_session.wait(session)
+        if outcome.code != 0:
+            pytest.skip(f"{LOCAL_SLURM} start failed (exit {outcome.code}):\n{outcome.log[-3000:]}")
+        _check_cluster(outcome.started)
+        yield "started by the session" if outcome.started else "already running"
+        return
     if {"idle", "mix", "alloc"} & _node_states():
         problem = _sacct_problem()
         if problem:
             pytest.skip(f"the running SLURM cluster has no accounting, sacct says: {problem}")
         yield "already running"
         return
-    if not LOCAL_SLURM.is_file():
-        pytest.skip(f"no SLURM cluster is up and {LOCAL_SLURM} (which starts one) is absent")
-    if os.geteuid() != 0:
-        pytest.skip(f"no SLURM cluster is up and {LOCAL_SLURM} must run as root to start one")
-    start = _local_slurm("start")
+    reason = slurm_session.cannot_start()
+    if reason:
+        pytest.skip(f"no SLURM cluster is up and {reason}")
+    start = slurm_session.local_slurm("start")
     try:
         if start.returncode != 0:
             pytest.skip(
                 f"{LOCAL_SLURM} start failed (exit {start.returncode}):\n{start.stderr[-3000:]}"
             )
-        states = _wait_for_ready_node()
-        if not READY_STATES & states:
-            pytest.skip(f"SLURM started, but sinfo reports {sorted(states)}, not idle/mix")
-        problem = _sacct_problem()
-        if problem:
-            pytest.fail(f"SLURM started with accounting, but sacct fails: {problem}")
+        _check_cluster(started=True)
         yield "started"
     finally:
-        _local_slurm("stop")
+        slurm_session.local_slurm("stop")
+
+
+@pytest.mark.slurm
+def test_the_plugins_probe_gets_its_answer(slurm_cluster):
+    """snakemake-executor-plugin-slurm 2.8.0 runs ``scontrol show config`` (for MinJobAge) when
+    Snakemake imports it, at every Snakemake start; with the SLURM client installed and no
+    controller, that call waits 9 s before failing. With the cluster up it answers."""
+    proc = subprocess.run(
+        ["scontrol", "show", "config"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "MinJobAge" in proc.stdout
+
+
+def test_the_session_starts_the_cluster_when_it_can():
+    """conftest.py starts the local cluster in the background whenever tests run on a machine
+    that can start one, so that Snakemake's starts do not wait on the plugin's probe."""
+    reason = slurm_session.cannot_start()
+    if reason:
+        pytest.skip(reason)
+    assert slurm_session.from_env() is not None, f"{slurm_session.ENV_VAR} is not set"
 
 
 # --- runs ------------------------------------------------------------------------------------
