@@ -8,7 +8,9 @@
 # (scripts/events_*.py), then local jobs, one of each per run folder (a local job pays a few
 # seconds of process start-up): the tables in the Avazu contract, the released samples of every
 # ε (released/eps~<ε>.parquet) and every attribute's figure (figures/attribute~<A>.png, one
-# report entry each).
+# report entry each). All three read the per-attribute parts, so they run side by side.
+# Histogram and metrics jobs stay apart: a change of ε re-runs only the metrics (the scan is
+# the costly step), and 18 short jobs share 2 cores better than 9 long ones.
 #
 # The parquet is a cache, not a temp() file: it is the one pass over the 40 M-row gzip (about a
 # minute, the slowest step after a download) and every histogram job reads it, so it is kept
