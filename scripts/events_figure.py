@@ -1,6 +1,7 @@
-"""Events dataset, one attribute: max TV per subcategory and method, a panel per ε
-(ldpsample.figures.events.plot_attribute)."""
+"""Events dataset, every attribute: max TV per subcategory and method, a panel per ε
+(ldpsample.figures.events.plot_attribute), as <attribute>.png in the rule's figures/ folder."""
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -17,6 +18,10 @@ log = start(snakemake)
 max_tv = pl.read_csv(
     snakemake.input.max_tv, schema_overrides={"attribute": pl.String, "subcategory": pl.String}
 )
-figure = plot_attribute(max_tv, name=snakemake.params.name, attribute=snakemake.params.attribute)
-write_figure(figure, snakemake.output.figure, dpi=120)
-close(figure)
+folder = Path(snakemake.output.figures)
+folder.mkdir(parents=True, exist_ok=True)
+for attribute in snakemake.params.attributes:
+    figure = plot_attribute(max_tv, name=snakemake.params.name, attribute=attribute)
+    write_figure(figure, folder / f"{attribute}.png", dpi=120)
+    close(figure)
+    log.info("%s: %s", attribute, folder / f"{attribute}.png")

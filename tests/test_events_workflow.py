@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import shutil
+import zipfile
 
 import numpy as np
 import polars as pl
@@ -426,6 +427,10 @@ def test_events_report_and_default_config(workdir):
     )
     snakemake(workdir, "-c1", "--configfile", config)  # up to date or completes the run
     snakemake(workdir, "--configfile", config, "--report", "report.zip")
-    assert (workdir / "report.zip").stat().st_size > 0
+    with zipfile.ZipFile(workdir / "report.zip") as report:
+        names = report.namelist()
+    # each attribute's figure of the figures/ folder is an entry of its own
+    figures = sorted(n.rsplit("/", 1)[1] for n in names if n.endswith(".png"))
+    assert figures == ["country.png", "device.png"], names
     jobs = planned_jobs(workdir, "-c1")
     assert not [rule for rule in jobs if rule.startswith("events")], jobs

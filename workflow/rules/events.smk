@@ -155,13 +155,17 @@ rule events_release:
         "../../scripts/events_release.py"
 
 
+# Every attribute's figure of a dataset in one job (a figure job's imports, seaborn's mostly,
+# cost more than drawing a small figure); the attributes differ per dataset, so the output is
+# the figures/ folder, one report entry per <attribute>.png in it.
 rule events_figure:
     input:
         max_tv=f"{EVENTS_RESULTS}/{{name}}/max_tv.csv",
         code=get_library_sources("figures/events.py", "figures/style.py"),
     output:
-        figure=report(
-            f"{EVENTS_RESULTS}/{{name}}/figures/{{attribute}}.png",
+        figures=report(
+            directory(f"{EVENTS_RESULTS}/{{name}}/figures"),
+            patterns=["{attribute}.png"],
             caption="../report/events_figure.rst",
             category="Events",
             subcategory="{name}",
@@ -172,14 +176,13 @@ rule events_figure:
             },
         ),
     log:
-        "logs/events_figure/{name}/{attribute}.log",
+        "logs/events_figure/{name}.log",
     wildcard_constraints:
         name=EVENTS_NAME_PATTERN,
-        attribute=r"[^/]+",
     conda:
         CONDA_ENV
     params:
         name=lambda wildcards: wildcards.name,
-        attribute=lambda wildcards: wildcards.attribute,
+        attributes=lambda wildcards: get_events_attributes(wildcards.name),
     script:
         "../../scripts/events_figure.py"

@@ -122,9 +122,7 @@ def get_events_outputs():
                 "audit_users.csv",
             )
         ]
-        outputs += expand(
-            f"{base}/figures/{{attribute}}.png", attribute=get_events_attributes(name)
-        )
+        outputs.append(f"{base}/figures")  # <attribute>.png of every attribute
         if get_events_config(name)["release"]:
             outputs += expand(
                 f"{base}/released/eps~{{eps}}.parquet", eps=get_events_epsilons(name)
