@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.figures.real_data import plot_movielens_epsilon, plot_movielens_overview
+from ldpsample.figures.movielens import plot_movielens_epsilon, plot_movielens_overview
 from ldpsample.figures.style import close
 from ldpsample.pipeline.io import write_figure
 from ldpsample.pipeline.scripting import start

@@ -15,7 +15,11 @@ MOVIELENS_EVENTS = {
 }
 # Library modules whose edits re-run the MovieLens tables and figures.
 MOVIELENS_TABLE_CODE = ("events/movielens.py", "events/tables.py")
-MOVIELENS_FIGURE_CODE = ("figures/real_data.py", "figures/style.py")
+MOVIELENS_FIGURE_CODE = (
+    "figures/movielens.py",
+    "figures/real_data.py",
+    "figures/style.py",
+)
 
 
 def get_movielens_variant(prior_source, weight):

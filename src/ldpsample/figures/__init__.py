@@ -1,7 +1,10 @@
 """Figures of the pipeline, in one home: seaborn on matplotlib's non-interactive Agg backend.
 
-Every plotting function takes a tidy polars frame (converted with ``to_pandas()``, which
-seaborn 0.13 needs) and returns a matplotlib Figure; saving is left to
+Every plotting function takes a tidy polars frame (converted with ``to_pandas()`` where seaborn
+0.13 draws it) and returns a matplotlib Figure. The grouped bars of the events and Avazu figures
+are plain matplotlib (:func:`~ldpsample.figures.style.subcategory_bars`; their modules and
+:mod:`~ldpsample.figures.style` do not import seaborn, whose import costs a figure job more than
+drawing a small figure); saving is left to
 :func:`ldpsample.pipeline.io.write_figure` (atomic) and :func:`ldpsample.figures.style.close`
 releases the figure. Modules:
 
@@ -11,7 +14,9 @@ releases the figure. Modules:
 * :mod:`~ldpsample.figures.theory` -- the optimal-risk curves of Theorem 1;
 * :mod:`~ldpsample.figures.wpm` -- the Wasserstein projection mechanism stages (ring,
   MovieLens-100K, Gowalla);
-* :mod:`~ldpsample.figures.real_data` -- the MovieLens and Avazu bar plots (Figs. 3, 4, 6-12);
+* :mod:`~ldpsample.figures.real_data` -- the real-data worst-case tables as bars, and the Avazu
+  bar plots (Figs. 3, 6-11);
+* :mod:`~ldpsample.figures.movielens` -- the MovieLens bar plots (Figs. 4, 12);
 * :mod:`~ldpsample.figures.events` -- one bar plot per attribute of an events dataset.
 """
 

@@ -23,16 +23,14 @@ def plot_attribute(max_tv: pl.DataFrame, *, name: str, attribute: str) -> Figure
     frame = frame.with_columns(
         pl.col("epsilon").map_elements(epsilon_panel, return_dtype=pl.String)
     )
-    grid = subcategory_bars(
+    return subcategory_bars(
         frame,
         y="max_tv",
         hue_order=[m for m in METHODS if m in set(frame["method"])],
         order=subcategories,
         epsilons=epsilons,
+        title=f"{name}: {attribute}, {{panel}}",
+        xlabel=f"{attribute} subcategory",
+        ylabel="max over users of TV(p, p̂)",
+        tick_labels=len(subcategories) <= 80,
     )
-    grid.set_axis_labels(f"{attribute} subcategory", "max over users of TV(p, p̂)")
-    grid.set_titles(f"{name}: {attribute}, {{col_name}}")
-    for ax in grid.axes.flat:
-        ax.tick_params(axis="x", labelrotation=90, labelbottom=len(subcategories) <= 80)
-    grid.tight_layout()
-    return grid.figure
