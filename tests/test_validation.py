@@ -192,3 +192,36 @@ def test_check_rng() -> None:
     for bad in (0, None, np.random.RandomState(0), np.random, np.random.PCG64(0)):
         with pytest.raises(TypeError, match="default_rng"):
             check_rng(bad)
+
+
+def test_check_input_false_skips_only_the_check():
+    """apply_minimax, relative_mollifier_tv and sample_categorical with check_input=False give
+    the same values on valid distributions (ldpsample.events checks them once and skips the
+    mechanisms' own checks), still check the shape, and with the default still reject what
+    the check exists for."""
+    from ldpsample import apply_minimax, relative_mollifier_tv, sample_categorical
+
+    rng = np.random.default_rng(3)
+    P = rng.dirichlet(np.full(7, 0.4), size=50)
+    q = rng.dirichlet(np.ones(7))
+    assert np.array_equal(
+        apply_minimax(P, q, epsilon=1.5), apply_minimax(P, q, epsilon=1.5, check_input=False)
+    )
+    assert np.array_equal(
+        relative_mollifier_tv(P, q, epsilon=1.5),
+        relative_mollifier_tv(P, q, epsilon=1.5, check_input=False),
+    )
+    draws = sample_categorical(P, rng=np.random.default_rng(9))
+    assert np.array_equal(
+        draws, sample_categorical(P, rng=np.random.default_rng(9), check_input=False)
+    )
+    bad = P.copy()
+    bad[4, 2] = -0.1
+    with pytest.raises(ValueError, match="non-negative"):
+        apply_minimax(bad, q, epsilon=1.5)
+    with pytest.raises(ValueError, match="non-negative"):
+        relative_mollifier_tv(bad, q, epsilon=1.5)
+    with pytest.raises(ValueError, match="non-negative"):
+        sample_categorical(bad, rng=np.random.default_rng(9))
+    with pytest.raises(ValueError, match="items but 7 were expected"):
+        apply_minimax(P[:, :6], q, epsilon=1.5, check_input=False)

@@ -100,6 +100,22 @@ def _raise_if_not_finite(arr: NDArray[np.float64], name: str) -> None:
         )
 
 
+def trusted_distributions(
+    p: ArrayLike, *, name: str = "p", n: int | None = None
+) -> NDArray[np.float64]:
+    """``p`` as float64 with its shape checked, and no pass over the values: for the
+    ``check_input=False`` path of the mechanisms, whose caller has built or checked the
+    distributions (:func:`check_distributions` checks them)."""
+    arr = _as_float_array(p, name)
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"{name} must have shape (n,) or (users, n), got shape {arr.shape}")
+    if n is not None and arr.shape[-1] != n:
+        raise ValueError(
+            f"{name} has {arr.shape[-1]} items but {n} were expected (shape {arr.shape})"
+        )
+    return arr
+
+
 def check_distributions(
     p: ArrayLike, *, name: str = "p", n: int | None = None, min_items: int = 1
 ) -> NDArray[np.float64]:

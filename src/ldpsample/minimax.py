@@ -33,7 +33,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from ldpsample._threads import check_threads, run_split, worker_count
 from ldpsample._types import FloatArray
-from ldpsample._validation import check_distribution, check_distributions, check_epsilon
+from ldpsample._validation import (
+    check_distribution,
+    check_distributions,
+    check_epsilon,
+    trusted_distributions,
+)
 from ldpsample.divergences import DivergenceLike, point_mass_divergence
 
 __all__ = [
@@ -394,6 +399,7 @@ def apply_minimax(
     *,
     epsilon: float | None = None,
     threads: int | None = None,
+    check_input: bool = True,
 ) -> FloatArray:
     """Release distributions ``P @ K`` of the minimax-optimal kernel, without forming ``K``.
 
@@ -427,6 +433,10 @@ def apply_minimax(
         ``min(os.cpu_count(), 8)``; pass the allocation's core count on a cluster node (e.g. a
         Snakemake rule's ``threads``); 1 runs in this thread with no thread pool. The result does
         not depend on it (the blocks are independent).
+    check_input
+        Validate ``P`` (finite, non-negative, rows summing to 1). ``False`` skips that pass for
+        distributions the caller has built or checked itself (:mod:`ldpsample.events` checks
+        each subcategory's once for all ε and methods); the result is the same.
 
     Returns
     -------
@@ -442,7 +452,11 @@ def apply_minimax(
     threads = check_threads(threads)
     kernel = _resolve_kernel(q, epsilon)
     n = kernel.n
-    P_arr = check_distributions(P, name="P", n=n)
+    P_arr = (
+        check_distributions(P, name="P", n=n)
+        if check_input
+        else trusted_distributions(P, name="P", n=n)
+    )
     squeeze = P_arr.ndim == 1
     P2 = P_arr[None, :] if squeeze else P_arr
     P2 = np.ascontiguousarray(P2)

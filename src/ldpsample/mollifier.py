@@ -53,7 +53,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from ldpsample._threads import check_threads, run_split, worker_count
 from ldpsample._types import FloatArray
-from ldpsample._validation import check_distribution, check_distributions, check_epsilon
+from ldpsample._validation import (
+    check_distribution,
+    check_distributions,
+    check_epsilon,
+    trusted_distributions,
+)
 from ldpsample.divergences import TV, Divergence, DivergenceLike, get_divergence
 
 __all__ = [
@@ -123,7 +128,7 @@ _CLARABEL_TIGHT: dict[str, Any] = {
 
 
 def _prepare(
-    P: ArrayLike, q: ArrayLike, epsilon: object, *, rescale: bool = True
+    P: ArrayLike, q: ArrayLike, epsilon: object, *, rescale: bool = True, check_input: bool = True
 ) -> tuple[FloatArray, FloatArray, float, bool]:
     """Validate and renormalise; return ``(P2, q, eps, was_1d)`` with ``P2`` two-dimensional.
 
@@ -131,7 +136,10 @@ def _prepare(
     projection ``clip(λ p, a, b)`` absorbs a row's scale into ``λ``, so it skips the copy.
     """
     q_arr = check_distribution(q, name="q")
-    P_arr = check_distributions(P, name="P", n=q_arr.size)
+    if check_input:
+        P_arr = check_distributions(P, name="P", n=q_arr.size)
+    else:
+        P_arr = trusted_distributions(P, name="P", n=q_arr.size)
     eps = check_epsilon(epsilon)
     was_1d = P_arr.ndim == 1
     P2 = np.atleast_2d(P_arr)
@@ -556,7 +564,9 @@ def relative_mollifier_kl(
 # --------------------------------------------------------------------------------------------
 
 
-def relative_mollifier_tv(P: ArrayLike, q: ArrayLike, *, epsilon: float) -> FloatArray:
+def relative_mollifier_tv(
+    P: ArrayLike, q: ArrayLike, *, epsilon: float, check_input: bool = True
+) -> FloatArray:
     """A TV projection of each user's distribution onto the relative mollifier around ``q``.
 
     Returns a minimiser of ``TV(p, Q) = sum_i (p_i - Q_i)_+`` over ``Q in M``, the TV baseline of
@@ -576,6 +586,9 @@ def relative_mollifier_tv(P: ArrayLike, q: ArrayLike, *, epsilon: float) -> Floa
         Public prior, shape ``(n,)``.
     epsilon
         Privacy parameter ε >= 0 (keyword-only).
+    check_input
+        Validate ``P`` (finite, non-negative, rows summing to 1). ``False`` skips that pass for
+        distributions the caller has built or checked itself; the result is the same.
 
     Returns
     -------
@@ -587,7 +600,7 @@ def relative_mollifier_tv(P: ArrayLike, q: ArrayLike, *, epsilon: float) -> Floa
     TypeError, ValueError
         For invalid ``P``, ``q`` or ``epsilon``, or ``P`` and ``q`` of different lengths.
     """
-    P2, q_arr, eps, was_1d = _prepare(P, q, epsilon)
+    P2, q_arr, eps, was_1d = _prepare(P, q, epsilon, check_input=check_input)
     lower, upper = _bounds(q_arr, eps)
     out = _by_row_chunks(
         P2, lambda chunk: _fill_to_one(_clipped(chunk, lower, upper), lower, upper)

@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from ldpsample._validation import check_distributions
 from ldpsample.baselines import randomized_response
 from ldpsample.divergences import kl_divergence, tv_distance
 from ldpsample.events import release as _release
@@ -191,7 +192,8 @@ def evaluate_attribute(
         user_column = user_series.alias("user")
         attribute_column = pl.repeat(attribute, n_users, dtype=pl.String, eager=True)
         subcategory_column = pl.repeat(subcategory, n_users, dtype=pl.String, eager=True)
-        P = counts / counts.sum(axis=1, keepdims=True)
+        # checked once here; the mechanisms below skip their own check (check_input=False)
+        P = check_distributions(counts / counts.sum(axis=1, keepdims=True), name="P")
         if prior == "table":
             table = priors.filter(
                 (pl.col("attribute") == attribute) & (pl.col("subcategory") == subcategory)
@@ -222,15 +224,17 @@ def evaluate_attribute(
             for start in range(0, P.shape[0], chunk_users):
                 Pc = P[start : start + chunk_users]
                 if K_minimax is not None:
-                    R = apply_minimax(Pc, K_minimax, threads=threads)
+                    R = apply_minimax(Pc, K_minimax, threads=threads, check_input=False)
                     if "minimax" in methods:
                         values["tv_minimax"].append(tv_distance(Pc, R))
                         values["kl_minimax"].append(kl_divergence(Pc, R))
                     if release:
-                        draws.append(sample_categorical(R, rng=rngs[eps]))
+                        draws.append(sample_categorical(R, rng=rngs[eps], check_input=False))
                 if "mollifier_tv" in methods:
                     values["tv_mollifier_tv"].append(
-                        tv_distance(Pc, relative_mollifier_tv(Pc, q, epsilon=eps))
+                        tv_distance(
+                            Pc, relative_mollifier_tv(Pc, q, epsilon=eps, check_input=False)
+                        )
                     )
                 if "mollifier_kl" in methods:
                     values["kl_mollifier_kl"].append(
