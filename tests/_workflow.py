@@ -59,9 +59,11 @@ WORKFLOW_PARTS = (
 
 
 def copy_workflow(dest: Path) -> Path:
-    """Copy what a clone holds of the workflow into ``dest`` (no results, logs or caches)."""
+    """Copy what a clone holds of the workflow into ``dest`` (no results, logs or Snakemake
+    state). The library's byte code comes along (conftest.compile_library): copied with their
+    sources' times, the .pyc files stay valid until a test edits a source."""
     dest.mkdir(parents=True, exist_ok=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".snakemake")
+    ignore = shutil.ignore_patterns("*.egg-info", ".snakemake")
     for part in WORKFLOW_PARTS:
         src = ROOT / part
         if src.is_dir():
