@@ -113,6 +113,20 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             slurm_session.stop(*slurm)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The modules that run Snakemake or SLURM (tests marked ``workflow``/``slurm``: seconds to
+    a minute each) first, the unit-test modules (milliseconds) after them, each group in file
+    order. With ``--dist loadscope --no-loadscope-reorder`` (pyproject's addopts) the workers
+    take the long modules while every worker is busy and end on the short ones; xdist's default
+    order, most tests first, started the few-test long modules (the equivalence runs, SLURM,
+    WPM) last, and one worker ran them while the others had finished."""
+    items.sort(key=lambda item: not _runs_snakemake(item))  # stable: file order within a group
+
+
+def _runs_snakemake(item: pytest.Item) -> bool:
+    return any(item.get_closest_marker(name) for name in ("workflow", "slurm"))
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """Workers for ``-n auto`` (pyproject's addopts): one per core plus one, because many tests
     spend their time waiting on a subprocess (Snakemake, SLURM, pip). On the 2-core machine, quiet:
