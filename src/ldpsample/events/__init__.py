@@ -12,8 +12,9 @@ Modules: :mod:`~ldpsample.events.table` (reading and checking a table),
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ldpsample._lazy import lazy_exports
 
 #: Public name -> module defining it. Loaded on first use (PEP 562, as :mod:`ldpsample`): a
 #: histogram job imports ldpsample.events.histograms without the metrics' scipy (0.24 s of
@@ -37,16 +38,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'ldpsample.events' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 if TYPE_CHECKING:  # static analysers see the eager imports
