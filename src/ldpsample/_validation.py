@@ -100,29 +100,20 @@ def _raise_if_not_finite(arr: NDArray[np.float64], name: str) -> None:
         )
 
 
-def trusted_distributions(
-    p: ArrayLike, *, name: str = "p", n: int | None = None
-) -> NDArray[np.float64]:
-    """``p`` as float64 with its shape checked, and no pass over the values: for the
-    ``check_input=False`` path of the mechanisms, whose caller has built or checked the
-    distributions (:func:`check_distributions` checks them)."""
-    arr = _as_float_array(p, name)
-    if arr.ndim not in (1, 2):
-        raise ValueError(f"{name} must have shape (n,) or (users, n), got shape {arr.shape}")
-    if n is not None and arr.shape[-1] != n:
-        raise ValueError(
-            f"{name} has {arr.shape[-1]} items but {n} were expected (shape {arr.shape})"
-        )
-    return arr
-
-
 def check_distributions(
-    p: ArrayLike, *, name: str = "p", n: int | None = None, min_items: int = 1
+    p: ArrayLike,
+    *,
+    name: str = "p",
+    n: int | None = None,
+    min_items: int = 1,
+    check_values: bool = True,
 ) -> NDArray[np.float64]:
     """Validate a batch of distributions along the last axis.
 
     ``p`` may be one distribution (shape ``(n,)``) or a batch (shape ``(users, n)``); the array is
-    returned as float64 with its shape unchanged.
+    returned as float64 with its shape unchanged. ``check_values=False`` checks the shape only,
+    with no pass over the values: the ``check_input=False`` path of the mechanisms, whose
+    caller has built or checked the distributions.
 
     Raises
     ------
@@ -141,6 +132,8 @@ def check_distributions(
         raise ValueError(f"{name} must have at least {min_items} items, got shape {arr.shape}")
     if n is not None and items != n:
         raise ValueError(f"{name} has {items} items but {n} were expected (shape {arr.shape})")
+    if not check_values:
+        return arr
     # Two passes and no full-size temporaries on the common path: the minimum (NaN propagates
     # through it; -inf is its own minimum) and the row sums (a +inf entry makes its row's sum
     # +inf or NaN). The full-size boolean scans run only to locate an offending entry.

@@ -37,7 +37,6 @@ from ldpsample._validation import (
     check_distribution,
     check_distributions,
     check_epsilon,
-    trusted_distributions,
 )
 from ldpsample.divergences import DivergenceLike, point_mass_divergence
 
@@ -452,11 +451,7 @@ def apply_minimax(
     threads = check_threads(threads)
     kernel = _resolve_kernel(q, epsilon)
     n = kernel.n
-    P_arr = (
-        check_distributions(P, name="P", n=n)
-        if check_input
-        else trusted_distributions(P, name="P", n=n)
-    )
+    P_arr = check_distributions(P, name="P", n=n, check_values=check_input)
     squeeze = P_arr.ndim == 1
     P2 = P_arr[None, :] if squeeze else P_arr
     P2 = np.ascontiguousarray(P2)

@@ -57,7 +57,6 @@ from ldpsample._validation import (
     check_distribution,
     check_distributions,
     check_epsilon,
-    trusted_distributions,
 )
 from ldpsample.divergences import TV, Divergence, DivergenceLike, get_divergence
 
@@ -136,10 +135,7 @@ def _prepare(
     projection ``clip(λ p, a, b)`` absorbs a row's scale into ``λ``, so it skips the copy.
     """
     q_arr = check_distribution(q, name="q")
-    if check_input:
-        P_arr = check_distributions(P, name="P", n=q_arr.size)
-    else:
-        P_arr = trusted_distributions(P, name="P", n=q_arr.size)
+    P_arr = check_distributions(P, name="P", n=q_arr.size, check_values=check_input)
     eps = check_epsilon(epsilon)
     was_1d = P_arr.ndim == 1
     P2 = np.atleast_2d(P_arr)

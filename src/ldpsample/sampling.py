@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ldpsample._validation import check_distributions, check_rng, trusted_distributions
+from ldpsample._validation import check_distributions, check_rng
 from ldpsample.minimax import MinimaxKernel, apply_minimax
 
 __all__ = ["release_minimax", "sample_categorical"]
@@ -38,10 +38,7 @@ def sample_categorical(
         Integer indices in ``[0, n)``, of shape ``(users,)``; a single integer for 1-D ``probs``.
     """
     generator = check_rng(rng)
-    if check_input:
-        P = check_distributions(probs, name="probs")
-    else:
-        P = trusted_distributions(probs, name="probs")
+    P = check_distributions(probs, name="probs", check_values=check_input)
     squeeze = P.ndim == 1
     P2 = P[None, :] if squeeze else P
     u = generator.random(P2.shape[0])
