@@ -299,6 +299,10 @@ BAD = {
         dict(path="data/empty.csv"),
         "the events table is empty (config key events.{name}.path)",
     ),
+    "truncated": (
+        dict(path="data/truncated.parquet"),
+        "cannot read the events table (config key events.{name}.path)",
+    ),
     "prior-lacks": (
         dict(
             prior=dict(
@@ -327,6 +331,8 @@ def test_events_bad_input_fails_at_its_job_naming_the_key(workdir, case):
         .alias("user_id")
     ).write_parquet(workdir / "data/nulls.parquet")
     (workdir / "data/empty.csv").write_text("user_id,item_id,n,country,device\n")
+    truncated = (workdir / "data/events.parquet").read_bytes()[:200]
+    (workdir / "data/truncated.parquet").write_bytes(truncated)
     events.filter(pl.col("country") != "it").write_parquet(workdir / "data/public.parquet")
     name = f"bad-{case}"
     changes, message = BAD[case]

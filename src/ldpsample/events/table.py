@@ -50,12 +50,17 @@ def table_columns(path: PathLike, *, key: str = "path") -> list[str]:
         kind = _kind(path)
     except EventsTableError as exc:
         raise EventsTableError(str(exc).replace("{key}", key)) from None
-    if kind == "parquet":
-        return list(pl.scan_parquet(path).collect_schema().names())
     sep = "\t" if ".tsv" in path.name.lower() else ","
-    if kind == "csv":
-        return list(pl.scan_csv(path, separator=sep, n_rows=0).collect_schema().names())
-    return list(pl.read_csv(path, separator=sep, n_rows=1).columns)
+    try:
+        if kind == "parquet":
+            return list(pl.scan_parquet(path).collect_schema().names())
+        if kind == "csv":
+            return list(pl.scan_csv(path, separator=sep, n_rows=0).collect_schema().names())
+        return list(pl.read_csv(path, separator=sep, n_rows=1).columns)
+    except (pl.exceptions.PolarsError, OSError) as exc:  # a damaged file (truncated, not gzip)
+        raise EventsTableError(
+            f"{path}: cannot read the events table (config key {key}): {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def scan_events(
