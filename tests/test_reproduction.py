@@ -1,4 +1,5 @@
-"""Reproduction table (issue 14): verdict logic on hand-made results, and the stage in the DAG."""
+"""Reproduction table (issue 14): verdict logic on hand-made results, and the stage in the DAG
+(its run on the default config is checked on test_workflow.py's default run)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from _workflow import SHARED_DATA, copy_workflow, planned_jobs, result_files, snakemake
+from _workflow import SHARED_DATA, copy_workflow, planned_jobs
 
 from ldpsample.reproduction import (
     COLUMNS,
@@ -253,24 +254,6 @@ def test_data_notes_from_the_run(tmp_path: Path) -> None:
 
 
 @pytest.mark.workflow
-def test_default_config_runs_the_stage(tmp_path: Path) -> None:
-    workdir = copy_workflow(tmp_path / "wf")
-    (workdir / "resources").mkdir(exist_ok=True)  # the default data_dir (empty: no real data)
-    snakemake(workdir, "--cores", "2")
-    files = result_files(workdir)
-    assert "results/reproduction.csv" in files
-    rows = {
-        r["claim"]: r for r in pl.read_csv(files["results/reproduction.csv"]).iter_rows(named=True)
-    }
-    for claim in ("fig2_crossover_tv", "fig2_crossover_kl", "theorem1_risk", "example1_tv"):
-        assert rows[claim]["verdict"] == "reproduced", rows[claim]
-    assert rows["wpm_sinkhorn_convergence"]["verdict"] == "reproduced", rows[
-        "wpm_sinkhorn_convergence"
-    ]
-    assert rows["example1_gamma"]["verdict"].startswith("differs: erratum")
-    assert rows["avazu_summary"]["verdict"].startswith("not run")
-
-
 @pytest.mark.skipif(not SHARED_DATA.is_dir(), reason=f"shared data not found at {SHARED_DATA}")
 def test_paper_config_dag_includes_the_stage(tmp_path: Path) -> None:
     workdir = copy_workflow(tmp_path / "wf")
