@@ -141,10 +141,27 @@ def expected_max(
     }
 
 
-@pytest.mark.parametrize("suffix", ["parquet", "csv", "csv.gz"])
-def test_events_outputs_and_values(workdir, suffix):
-    name = f"small-{suffix.replace('.', '')}"
-    run(workdir, name, {name: entry(f"data/events.{suffix}")})
+FORMATS = ["parquet", "csv", "csv.gz"]
+
+
+def format_entry_name(suffix: str) -> str:
+    """The events entry of the table written as ``data/events.<suffix>``."""
+    return f"small-{suffix.replace('.', '')}"
+
+
+@pytest.fixture(scope="module")
+def formats_run(workdir):
+    """The same events table in each supported format, one entry per format, in one run (a run
+    per format repeated Snakemake's start and its local jobs; the outputs are per entry)."""
+    names = {format_entry_name(s): entry(f"data/events.{s}") for s in FORMATS}
+    run(workdir, "formats", names)
+    return workdir
+
+
+@pytest.mark.parametrize("suffix", FORMATS)
+def test_events_outputs_and_values(formats_run, suffix):
+    workdir = formats_run
+    name = format_entry_name(suffix)
     base = workdir / "results/events" / name
     max_tv = pl.read_csv(base / "max_tv.csv", schema_overrides={"subcategory": pl.String})
     max_kl = pl.read_csv(base / "max_kl.csv", schema_overrides={"subcategory": pl.String})
@@ -431,7 +448,7 @@ def test_events_movielens_100k_from_shared_data(tmp_path):
 def test_events_report_and_default_config(workdir):
     """The report holds the events tables and figures with their captions; the default config
     (events: {}) plans no events job."""
-    name = "small-parquet"
+    name = format_entry_name("parquet")
     config = write_config(
         workdir, name, {**OTHERS_OFF, "events": {name: entry("data/events.parquet")}}
     )
