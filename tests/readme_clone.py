@@ -68,6 +68,17 @@ def wait(clone: Path) -> None:
         raise AssertionError(f"the README's first block exited with {code}:\n{log[-8000:]}")
 
 
+def copy_run(clone: Path, dest: Path) -> Path:
+    """Wait for the first block in ``clone`` to end, then copy the folder (results, logs and
+    Snakemake's records; not its virtual environment, nor a report or lock that a test may be
+    writing there at the time) to ``dest``, with the files' times: the run, in a folder that was
+    moved (test_workflow.py's default run)."""
+    wait(clone)
+    ignore = shutil.ignore_patterns(".venv", "report.html", "locks")
+    shutil.copytree(clone, dest, symlinks=True, ignore=ignore)
+    return dest
+
+
 def remove(clone: Path, proc: subprocess.Popen[bytes] | None = None) -> None:
     """Stop the block if it still runs and remove the copy and its log."""
     if proc is not None and proc.poll() is None:

@@ -1,13 +1,17 @@
-"""The pipeline end to end on the default config, in a temporary copy of the project:
-outputs' contents, partial re-runs, config validation, the report, lint and formatting."""
+"""The pipeline end to end on the default config (the README's first block's run, or a run in a
+temporary copy of the project), moved to another folder: outputs' contents, nothing left to do
+after the move, partial re-runs, the report and the jobs' logs."""
 
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
+import readme_clone
 import yaml
 from _workflow import (
     ROOT,
@@ -26,10 +30,19 @@ CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
 
 @pytest.fixture(scope="module")
 def default_run(tmp_path_factory):
-    """The default config run once, as README's main command does (``snakemake --cores 2``)."""
-    workdir = copy_workflow(tmp_path_factory.mktemp("default_run"))
+    """The default config run once, as README's main command does (``snakemake --cores 2``),
+    then moved to another folder: the run of the README's first block when this session runs
+    it (tests/readme_clone.py), copied, else a run of a fresh copy of the project, renamed. The
+    tests below edit and re-plan it; test_nothing_left_to_do_after_a_run checks that the move
+    left it up to date."""
+    root = tmp_path_factory.mktemp("default_run")
+    moved = root / "moved"
+    started = os.environ.get(readme_clone.ENV_VAR)
+    if started:
+        return readme_clone.copy_run(Path(started), moved)
+    workdir = copy_workflow(root / "ran")
     snakemake(workdir, "--cores", "2")
-    return workdir
+    return workdir.rename(moved)
 
 
 def test_synthetic_table_has_the_documented_shape(default_run):
@@ -156,6 +169,8 @@ def test_default_run_fills_the_reproduction_table(default_run):
 
 
 def test_nothing_left_to_do_after_a_run(default_run):
+    """Up to date after the run, in the folder it was moved to: Snakemake records each job's
+    input paths, and the library sources among them are relative to the project folder."""
     assert planned_jobs(default_run) == {}
 
 

@@ -86,9 +86,17 @@ def get_epsilon_folders(epsilons):
 def get_library_sources(*modules):
     """Library modules a rule's result depends on, as inputs: editing one re-runs the rule.
 
-    (A script rule's code trigger sees only the script, not the library it imports.)
+    (A script rule's code trigger sees only the script, not the library it imports.) Relative
+    to the working directory when the library is inside it (running from the project root):
+    Snakemake records each job's set of input paths, so absolute ones re-ran every job of a
+    project folder that was moved, renamed or restored elsewhere.
     """
-    return sorted(str(LIBRARY / module) for module in modules)
+    paths = [LIBRARY / module for module in modules]
+    cwd = Path.cwd()
+    return sorted(
+        os.path.relpath(path, cwd) if path.is_relative_to(cwd) else str(path)
+        for path in paths
+    )
 
 
 def is_enabled(experiment):
