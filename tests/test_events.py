@@ -14,6 +14,7 @@ from ldpsample.events import (
     build_event_histograms,
     evaluate_attribute,
 )
+from ldpsample.events.avazu import avazu_max_tv, avazu_max_tv_of_parts
 from ldpsample.events.release import release_rng
 from ldpsample.events.tables import audit_users, concat_attribute_parts, max_table, summary
 
@@ -189,6 +190,32 @@ def test_attribute_parts_concatenate_in_sorted_order_without_a_sort():
     empty = parts[0].per_user.clear()
     assert concat_attribute_parts([empty, empty]).equals(empty)
     assert concat_attribute_parts([empty, parts[1].per_user]).equals(parts[1].per_user)
+
+
+def test_avazu_max_tv_part_by_part_equals_the_whole_table(tmp_path):
+    """The figure job's max_tv (avazu_max_tv_of_parts: each attribute's part read alone) is the
+    aggregate job's (avazu_max_tv of every part together), bit for bit; no part gives the
+    contract's empty table."""
+    options = dict(name="avazu", prior="user_mean", epsilons=[4, 1])
+    options.update(methods=["minimax", "mollifier_tv"], release=False, seed=3)
+    paths, frames = [], []
+    for attribute, seed in (("C18", 1), ("C1", 2), ("C15", 3)):
+        hist = pl.concat(
+            [
+                _histograms(users=12 + seed, seed=seed).with_columns(
+                    attribute=pl.lit(attribute), subcategory=pl.lit(sub)
+                )
+                for sub in ("1005", "2", "320")
+            ]
+        )
+        per_user = evaluate_attribute(hist, None, attribute=attribute, **options).per_user
+        paths.append(tmp_path / f"{attribute}.parquet")
+        per_user.write_parquet(paths[-1])
+        frames.append(per_user)
+    whole = avazu_max_tv(concat_attribute_parts(frames))
+    assert whole.height == 3 * 3 * 2 * 2  # attributes x subcategories x ε x methods
+    assert avazu_max_tv_of_parts(paths).equals(whole)
+    assert avazu_max_tv_of_parts([]).equals(avazu_max_tv(frames[0].clear()))
 
 
 def test_a_non_private_kernel_fails_the_audit():
