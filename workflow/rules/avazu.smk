@@ -183,6 +183,8 @@ rule avazu_aggregate:
         audit_users="results/{avazu_folder}/audit_users.csv",
     log:
         "logs/avazu_aggregate/{avazu_folder}.log",
+    benchmark:
+        "logs/benchmarks/avazu_aggregate/{avazu_folder}.tsv"
     wildcard_constraints:
         avazu_folder=get_avazu_folder_pattern(),
     conda:
@@ -203,6 +205,8 @@ rule avazu_release:
         released=get_avazu_release_outputs(),
     log:
         "logs/avazu_release/{avazu_folder}.log",
+    benchmark:
+        "logs/benchmarks/avazu_release/{avazu_folder}.tsv"
     wildcard_constraints:
         avazu_folder=get_avazu_folder_pattern(),
     conda:
@@ -223,6 +227,8 @@ rule avazu_figure:
         **get_avazu_figure_outputs(),
     log:
         "logs/avazu_figure/{avazu_folder}.log",
+    benchmark:
+        "logs/benchmarks/avazu_figure/{avazu_folder}.tsv"
     wildcard_constraints:
         avazu_folder=get_avazu_folder_pattern(),
     conda:

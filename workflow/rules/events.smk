@@ -129,6 +129,8 @@ rule events_combine:
         audit_users=f"{EVENTS_RESULTS}/{{name}}/audit_users.csv",
     log:
         "logs/events_combine/{name}.log",
+    benchmark:
+        "logs/benchmarks/events_combine/{name}.tsv"
     wildcard_constraints:
         name=EVENTS_NAME_PATTERN,
     conda:
@@ -145,6 +147,8 @@ rule events_release:
         released=f"{EVENTS_RESULTS}/{{name}}/released/eps~{{eps}}.parquet",
     log:
         "logs/events_release/{name}/eps~{eps}.log",
+    benchmark:
+        "logs/benchmarks/events_release/{name}/eps~{eps}.tsv"
     wildcard_constraints:
         name=EVENTS_NAME_PATTERN,
     conda:
@@ -177,6 +181,8 @@ rule events_figure:
         ),
     log:
         "logs/events_figure/{name}.log",
+    benchmark:
+        "logs/benchmarks/events_figure/{name}.tsv"
     wildcard_constraints:
         name=EVENTS_NAME_PATTERN,
     conda:
