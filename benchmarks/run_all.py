@@ -24,14 +24,28 @@ Rows (``--only`` takes any of these names, several allowed):
 * ``avazu``: Avazu-shaped log (``--avazu-rows``, default 10^6; the README quotes 10^7 and the full
   40.4M): gzip CSV -> parquet and the 9 attribute histograms, through ``bench_avazu.run`` (each
   step in its own process; its own peak memory);
-* ``wpm-exact``: exact WPM (network simplex) per input, n = m = 100 and 400.
+* ``wpm-exact``: exact WPM (network simplex) per input, n = m = 100 and 400;
+* ``avazu-stage``: the pipeline's Avazu stage through Snakemake (``snakemake --cores 2``) in a
+  temporary copy of the project, on the generated log (``avazu.source: synthetic``,
+  ``--avazu-stage-rows``, default the official 40,428,967 rows): a first run generates and
+  converts the log (reported, not the target), the timed run is the stage with the parquet
+  present; peak memory is the largest process of that run (``ru_maxrss`` of the Snakemake
+  process's waited-for descendants, from ``wait4``), and the note names each rule's largest
+  job (its ``logs/benchmarks/`` files). Target < 60 s and < 2 GB per job on 2 cores;
+* ``test-command``: the README's test command (``CI=true bash .ci/run``: a new venv, ``pip
+  install -e '.[test]'``, pytest) on a fresh clone of the committed HEAD in a folder beside the
+  project (so ``../shared`` resolves), as CI runs it; the note has pytest's own time and the
+  test count. Target < 5 min. Not run with ``--quick`` (it has no small size).
 
 ``--baseline <git revision>`` adds "before" lines: the library's ``minimax.py`` and
 ``mollifier.py`` as of that revision, timed in the same process on the same inputs.
 ``--quick`` shrinks every size (for a smoke test; the ratios are then not the targets' sizes).
-To add a row (e.g. "Avazu stage full size" through the pipeline), write a function
-``row_<name>(quick) -> Row`` that returns :class:`Measure` entries, register it in
-:data:`ROWS` with :func:`register`, and give it a ``subject`` callable for the memory probe.
+To add a row, write a function ``row_<name>(quick) -> Row`` that returns :class:`Measure`
+entries, register it in :data:`ROWS` with :func:`register`, and give it a ``subject`` callable
+for the memory probe.
+
+The table replaces the part of ``--output`` between the lines :data:`BEGIN` and :data:`END`
+(the whole file when it has no such part), so the hand-written notes below it are kept.
 
 Usage: ``.venv/bin/python benchmarks/run_all.py [--quick] [--only apply-4000 kl-brentq]
 [--repeats 5] [--output benchmarks/results.md]``.
@@ -59,6 +73,11 @@ sys.path.insert(0, str(HERE))
 
 EPSILON = 1.0
 REPEATS = 5
+#: Lines around the generated table in ``--output`` (text outside them is kept).
+BEGIN = "<!-- run_all.py: generated table begins -->"
+END = "<!-- run_all.py: generated table ends -->"
+#: Rows with no small size: left out of a ``--quick`` run unless named with ``--only``.
+NOT_QUICK = ("test-command",)
 
 
 # --------------------------------------------------------------------------------------------
@@ -549,6 +568,127 @@ def row_wpm(quick: bool) -> Row:
     return row
 
 
+def _avazu_stage_rows(quick: bool) -> int:
+    return 100_000 if quick else int(os.environ.get("RUN_ALL_AVAZU_STAGE_ROWS", 40_428_967))
+
+
+def _timed_run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None):
+    """Run ``cmd`` in ``cwd``; return (seconds, peak MiB of its largest process, output). The
+    peak is ``ru_maxrss`` from ``wait4``: the largest of the process and the descendants it
+    waited for, each measured by the kernel."""
+    with tempfile.TemporaryFile("w+") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        out.seek(0)
+        text = out.read()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed in {cwd}:\n{text[-4000:]}")
+    return seconds, usage.ru_maxrss / 1024, text
+
+
+def _benchmark_peaks(workdir: Path, prefix: str, skip: tuple[str, ...] = ()) -> str:
+    """Each rule's largest job (rules named ``prefix*`` but not in ``skip``), from the run's
+    ``logs/benchmarks/<rule>/...tsv`` files: Snakemake samples each job's memory, so a job of
+    less than a second may show a few MB."""
+    peaks: dict[str, float] = {}
+    for path in sorted((workdir / "logs" / "benchmarks").glob(f"{prefix}*/**/*.tsv")):
+        rule = path.relative_to(workdir / "logs" / "benchmarks").parts[0]
+        if rule in skip:
+            continue
+        header, values = path.read_text().splitlines()[:2]
+        max_rss = float(dict(zip(header.split("\t"), values.split("\t"), strict=True))["max_rss"])
+        peaks[rule] = max(peaks.get(rule, 0.0), max_rss)
+    return ", ".join(f"{rule} {mib:,.0f}" for rule, mib in sorted(peaks.items()))
+
+
+@register("avazu-stage", _avazu_subject)
+def row_avazu_stage(quick: bool) -> Row:
+    import shutil
+
+    import yaml
+
+    rows = _avazu_stage_rows(quick)
+    row = Row(
+        "avazu-stage",
+        f"Avazu stage through Snakemake, generated log of {rows:,} rows, parquet present, "
+        "`--cores 2`",
+    )
+    work = Path(tempfile.mkdtemp(prefix="run_all_avazu_stage_"))
+    try:
+        for part in (
+            "Snakefile",
+            "environment.yml",
+            "workflow",
+            "scripts",
+            "config",
+            "profiles",
+            "src",
+        ):
+            source = HERE.parent / part
+            copy = shutil.copytree if source.is_dir() else shutil.copy2
+            copy(source, work / part)
+        off = ("synthetic", "theory", "movielens", "wpm_ring", "wpm_movielens", "wpm_gowalla")
+        overlay = {
+            "experiments": {**{name: False for name in off}, "avazu": True},
+            "avazu": {"source": "synthetic", "synthetic": {"rows": rows}},
+        }
+        (work / "config" / "run_all.yaml").write_text(yaml.safe_dump(overlay))
+        snakemake = [sys.executable, "-m", "snakemake", "--configfile", "config/run_all.yaml"]
+        prepare = [*snakemake, "--cores", "2", "--until", "avazu_convert"]
+        seconds, peak, _ = _timed_run(prepare, work)
+        row.measures.append(
+            Measure(
+                "generate and convert the log (input, not the target)",
+                seconds,
+                f"peak {peak:,.0f} MiB",
+            )
+        )
+        seconds, peak, _ = _timed_run([*snakemake, "--cores", "2"], work)
+        row.measures.append(
+            Measure(
+                "the stage (9 histogram, 9 metrics, aggregate, release, figure jobs)",
+                seconds,
+                f"largest process {peak:,.0f} MiB (target < 60 s, < 2 GB per job); largest "
+                f"job by rule (Snakemake's benchmark files, MB): "
+                f"{_benchmark_peaks(work, 'avazu_', skip=('avazu_generate', 'avazu_convert'))}",
+            )
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return row
+
+
+@register("test-command", _avazu_subject)
+def row_test_command(quick: bool) -> Row:
+    import re
+    import shutil
+
+    row = Row("test-command", "README's test command on a fresh clone (`CI=true bash .ci/run`)")
+    folder = HERE.parent.parent / f".run_all_clone_{os.getpid()}"
+    try:
+        subprocess.run(
+            ["git", "clone", "--quiet", str(HERE.parent), str(folder)],
+            check=True,
+            capture_output=True,
+        )
+        env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+        seconds, peak, output = _timed_run(["bash", ".ci/run"], folder, {**env, "CI": "true"})
+        pytest_line = re.findall(r"(\d+ passed.*? in [\d.]+s[^=]*)", output)
+        row.measures.append(
+            Measure(
+                "venv, pip install -e '.[test]', pytest (3 workers)",
+                seconds,
+                f"pytest: {pytest_line[-1].strip() if pytest_line else '?'}; largest process "
+                f"{peak:,.0f} MiB (target < 5 min)",
+            )
+        )
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return row
+
+
 # --------------------------------------------------------------------------------------------
 # Processes, machine, report
 # --------------------------------------------------------------------------------------------
@@ -652,6 +792,22 @@ def report(results: list[tuple[dict, float, float]], quick: bool, elapsed: float
     return "\n".join(lines) + "\n"
 
 
+def write_table(path: Path, table: str) -> None:
+    """Put ``table`` between :data:`BEGIN` and :data:`END` in ``path``, keeping the text before
+    and after them; a file without them (or no file) becomes the table alone. Written to a
+    temporary file beside ``path``, then renamed over it."""
+    block = f"{BEGIN}\n{table}{END}\n"
+    old = path.read_text() if path.exists() else ""
+    if BEGIN in old and END in old:
+        head, rest = old.split(BEGIN, 1)
+        text = head + block + rest.split(END, 1)[1].removeprefix("\n")
+    else:
+        text = block
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text)
+    partial.replace(path)
+
+
 def main(argv: list[str] | None = None) -> None:
     global REPEATS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -660,6 +816,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=REPEATS, help="best of this many")
     parser.add_argument("--output", type=Path, default=HERE / "results.md")
     parser.add_argument("--avazu-rows", type=int, default=1_000_000)
+    parser.add_argument(
+        "--avazu-stage-rows",
+        type=int,
+        default=40_428_967,
+        help="rows of the generated log of the avazu-stage row (default: the official size)",
+    )
     parser.add_argument(
         "--baseline",
         metavar="GIT_REV",
@@ -670,12 +832,16 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     REPEATS = args.repeats
     os.environ["RUN_ALL_AVAZU_ROWS"] = str(args.avazu_rows)
+    os.environ["RUN_ALL_AVAZU_STAGE_ROWS"] = str(args.avazu_stage_rows)
     if args.baseline:
         os.environ["RUN_ALL_BASELINE"] = args.baseline
     if args.child:
         _child(args.child, args.quick, args.memory)
         return
-    names = args.only or list(ROWS)
+    names = args.only or [n for n in ROWS if not (args.quick and n in NOT_QUICK)]
+    if args.quick and not args.only:
+        left_out = ", ".join(NOT_QUICK)
+        print(f"[run_all] --quick leaves out {left_out} (no small size)", file=sys.stderr)
     start = time.perf_counter()
     results = []
     for name in names:
@@ -688,7 +854,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"  {m['label']}: {m['seconds']:.4f} s {ratio} {target}", file=sys.stderr)
     text = report(results, args.quick, time.perf_counter() - start)
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text)
+    write_table(args.output, text)
     print(text)
     print(f"written to {args.output}", file=sys.stderr)
 
