@@ -1,0 +1,58 @@
+"""benchmarks/run_all.py, the one entry point of the README's performance table: a quick run of
+one row from the command line writes its table between the markers of an existing results file
+and keeps the hand-written text around them (the README's table and benchmarks/results.md's
+notes live in one file)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from _workflow import ROOT
+
+RUN_ALL = ROOT / "benchmarks" / "run_all.py"
+BEGIN = "<!-- run_all.py: generated table begins -->"
+END = "<!-- run_all.py: generated table ends -->"
+
+
+def _run_all(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(RUN_ALL), *args], capture_output=True, text=True, timeout=300
+    )
+
+
+def test_a_quick_row_replaces_only_the_generated_table(tmp_path):
+    output = tmp_path / "results.md"
+    notes = "\n## Before and after (by hand)\n\nkept as written\n"
+    output.write_text(f"intro by hand\n\n{BEGIN}\nan older table\n{END}\n{notes}")
+    proc = _run_all("--quick", "--only", "dense-2000", "--output", str(output))
+    assert proc.returncode == 0, proc.stderr
+    text = output.read_text()
+    assert text.startswith(f"intro by hand\n\n{BEGIN}\n# Benchmarks (benchmarks/run_all.py)\n")
+    assert text.endswith(f"{END}\n{notes}")
+    assert "an older table" not in text
+    (row,) = [line for line in text.splitlines() if line.startswith("| **dense-2000**")]
+    assert "minimax_kernel (closed form)" in row
+    assert "| paper's recursion, Algorithm 1 (O(n^3)) |" in text
+    assert not list(tmp_path.glob(".*partial"))  # written through a renamed temporary file
+
+
+def test_a_file_without_markers_becomes_the_table(tmp_path):
+    output = tmp_path / "new.md"
+    proc = _run_all("--quick", "--only", "dense-2000", "--output", str(output))
+    assert proc.returncode == 0, proc.stderr
+    text = output.read_text()
+    assert text.startswith(f"{BEGIN}\n# Benchmarks") and text.endswith(f"{END}\n")
+
+
+def test_the_results_file_and_the_readme_hold_the_generated_table():
+    """benchmarks/results.md has the markers (a run keeps its notes); the README's Performance
+    section quotes the table's rows."""
+    results = (ROOT / "benchmarks" / "results.md").read_text()
+    assert results.count(BEGIN) == 1 and results.count(END) == 1
+    table = results.split(BEGIN, 1)[1].split(END, 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| **")]
+    assert {line.split("**")[1] for line in rows} >= {"apply-4000", "kl-brentq", "avazu-stage"}
+    readme = (ROOT / "README.md").read_text()
+    for line in rows:
+        assert line in readme, line
