@@ -270,8 +270,10 @@ def _avazu_rows(quick: bool) -> int:
     return 200_000 if quick else int(os.environ.get("RUN_ALL_AVAZU_ROWS", 1_000_000))
 
 
-def _avazu_subject(quick: bool) -> object:
-    return None  # every step of this row already runs (and is measured) in its own process
+def _in_own_processes(quick: bool) -> object:
+    """The memory probe of a row whose steps each run, and are measured, in processes of their
+    own (the Avazu and pipeline rows): nothing to run alone."""
+    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -512,7 +514,7 @@ def row_mollifier(quick: bool) -> Row:
     return row
 
 
-@register("avazu", _avazu_subject)
+@register("avazu", _in_own_processes)
 def row_avazu(quick: bool) -> Row:
     import shutil
 
@@ -604,7 +606,7 @@ def _benchmark_peaks(workdir: Path, prefix: str, skip: tuple[str, ...] = ()) -> 
     return ", ".join(f"{rule} {mib:,.0f}" for rule, mib in sorted(peaks.items()))
 
 
-@register("avazu-stage", _avazu_subject)
+@register("avazu-stage", _in_own_processes)
 def row_avazu_stage(quick: bool) -> Row:
     import shutil
 
@@ -662,7 +664,7 @@ def row_avazu_stage(quick: bool) -> Row:
     return row
 
 
-@register("test-command", _avazu_subject)
+@register("test-command", _in_own_processes)
 def row_test_command(quick: bool) -> Row:
     import re
     import shutil
