@@ -575,13 +575,20 @@ def _avazu_stage_rows(quick: bool) -> int:
     return 100_000 if quick else int(os.environ.get("RUN_ALL_AVAZU_STAGE_ROWS", 40_428_967))
 
 
-def _timed_run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None):
+def _timed_run(
+    cmd: list[str],
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    *,
+    stderr: int | None = subprocess.STDOUT,
+):
     """Run ``cmd`` in ``cwd``; return (seconds, peak MiB of its largest process, output). The
     peak is ``ru_maxrss`` from ``wait4``: the largest of the process and the descendants it
-    waited for, each measured by the kernel."""
+    waited for, each measured by the kernel. The output is stdout, with stderr unless
+    ``stderr=None`` (then it goes to this process's stderr)."""
     with tempfile.TemporaryFile("w+") as out:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=stderr)
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
         out.seek(0)
@@ -716,15 +723,8 @@ def _spawn(name: str, quick: bool, memory: bool) -> tuple[dict, float]:
     if memory:
         cmd.append("--memory")
     cmd += ["--repeats", str(REPEATS)]
-    with tempfile.TemporaryFile("w+") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=None, text=True)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        text = out.read()
-    if proc.returncode != 0:
-        raise RuntimeError(f"row {name!r} failed with exit code {proc.returncode}")
-    return json.loads(text.strip().splitlines()[-1]), usage.ru_maxrss / 1024  # KiB on Linux
+    _, peak, text = _timed_run(cmd, stderr=None)  # the row's progress stays on the terminal
+    return json.loads(text.strip().splitlines()[-1]), peak
 
 
 def machine() -> str:
