@@ -4,6 +4,8 @@ the worst case over its users per method, from ``results/movielens/<variant>/max
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 import seaborn as sns
 from matplotlib.figure import Figure
@@ -14,25 +16,29 @@ from ldpsample.figures.style import epsilon_panel, label_axes
 __all__ = ["plot_movielens_epsilon", "plot_movielens_overview"]
 
 
-def plot_movielens_epsilon(max_tv: pl.DataFrame, max_kl: pl.DataFrame, *, epsilon: float) -> Figure:
-    """Fig. 4: per age group, the worst-case TV (left) and KL (right) at one ε, bars per method."""
-    frame = long_table(max_tv, max_kl).filter(pl.col("epsilon") == float(epsilon))
-    if frame.height == 0:
-        raise ValueError(f"no MovieLens values at ε={epsilon!r}")
-    grid = sns.catplot(
+def _age_group_bars(frame: pl.DataFrame, **facets: Any) -> sns.FacetGrid:
+    """Bars of ``frame``'s (:func:`long_table`) worst cases per age group (x; the labels sort
+    in age order) and method (hue, in :data:`HUE_ORDER`), faceted by ``facets``."""
+    return sns.catplot(
         data=frame.to_pandas(),
         x="group",
         y="value",
         hue="method",
         hue_order=HUE_ORDER,
-        order=sorted(set(frame["group"].to_list())),  # labels sort in age order
-        col="divergence",
-        col_order=["TV", "KL"],
+        order=sorted(set(frame["group"].to_list())),
         kind="bar",
         errorbar=None,
-        sharey=False,
-        height=3.4,
-        aspect=1.25,
+        **facets,
+    )
+
+
+def plot_movielens_epsilon(max_tv: pl.DataFrame, max_kl: pl.DataFrame, *, epsilon: float) -> Figure:
+    """Fig. 4: per age group, the worst-case TV (left) and KL (right) at one ε, bars per method."""
+    frame = long_table(max_tv, max_kl).filter(pl.col("epsilon") == float(epsilon))
+    if frame.height == 0:
+        raise ValueError(f"no MovieLens values at ε={epsilon!r}")
+    grid = _age_group_bars(
+        frame, col="divergence", col_order=["TV", "KL"], sharey=False, height=3.4, aspect=1.25
     )
     label_axes(grid, "age group", r"max over users of $D(p, \hat{p})$")
     grid.set_titles(f"{epsilon_panel(float(epsilon))} — {{col_name}}")
@@ -45,19 +51,12 @@ def plot_movielens_overview(max_tv: pl.DataFrame, max_kl: pl.DataFrame) -> Figur
         pl.col("epsilon").map_elements(epsilon_panel, return_dtype=pl.String)
     )
     epsilons = sorted(set(max_tv["epsilon"].to_list()))
-    grid = sns.catplot(
-        data=frame.to_pandas(),
-        x="group",
-        y="value",
-        hue="method",
-        hue_order=HUE_ORDER,
-        order=sorted(set(frame["group"].to_list())),
+    grid = _age_group_bars(
+        frame,
         col="epsilon",
         col_order=[epsilon_panel(e) for e in epsilons],
         row="divergence",
         row_order=["TV", "KL"],
-        kind="bar",
-        errorbar=None,
         sharey="row",
         height=2.6,
         aspect=1.1,
