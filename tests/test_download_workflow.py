@@ -18,6 +18,7 @@ import yaml
 from _workflow import (
     SHARED_DATA,
     copy_workflow,
+    planned_jobs,
     requires_shared_data,
     snakemake,
     write_config,
@@ -130,6 +131,43 @@ def test_fresh_clone_downloads_verifies_unpacks_and_runs_movielens(
     again = snakemake(workdir, *args, "--dry-run")
     assert "Nothing to be done" in again.stdout + again.stderr
     assert len(http_server.requests) == 3
+
+
+def test_the_same_command_twice_leaves_the_second_nothing_to_do(
+    tmp_path, http_server, official_zips
+):
+    """With the default data_dir (resources/), a run with MovieLens on downloads ML-100K there.
+    The identical second command must not find it as data placed in data_dir and switch on
+    wpm_movielens ("auto"): it has nothing to do and leaves results/reproduction.csv as it was.
+    A copy placed in resources/ by hand (no download.done) does switch "auto" on."""
+    workdir = copy_workflow(tmp_path / "clone")
+    downloads = {
+        name: {"url": http_server.add(f"/mirror/{name}.zip", data), "md5": _md5(data)}
+        for name, data in official_zips.items()
+    }
+    downloads["gowalla"] = {"url": http_server.url("/gowalla.txt.gz"), "sha256": None}
+    experiments = {**ONLY_MOVIELENS["experiments"], "wpm_movielens": "auto"}
+    overlay = write_config(
+        workdir, "twice", {**ONLY_MOVIELENS, "experiments": experiments, "downloads": downloads}
+    )
+    args = ["--cores", "2", "--configfile", overlay]
+    snakemake(workdir, *args)
+    table = (workdir / "results" / "reproduction.csv").read_bytes()
+    assert (workdir / "resources" / "ml-100k" / "u.data").is_file()
+    again = snakemake(workdir, *args, "--dry-run")
+    text = again.stdout + again.stderr
+    assert "Nothing to be done" in text, text[-3000:]
+    off = [line for line in text.splitlines() if "experiments on auto that are off" in line]
+    assert (
+        "wpm_movielens (resources/ml-100k/download.done marks the pipeline's own download, not "
+        "data placed in data_dir: set experiments.wpm_movielens: true to use it)"
+    ) in off[0]
+    snakemake(workdir, *args)
+    assert (workdir / "results" / "reproduction.csv").read_bytes() == table
+    assert sorted(http_server.requests) == ["/mirror/ml-100k.zip", "/mirror/ml-1m.zip"]
+    # the same files without the marker: placed by hand, so "auto" runs wpm_movielens
+    (workdir / "resources" / "ml-100k" / "download.done").unlink()
+    assert "wpm_movielens_part" in planned_jobs(workdir, *args)
 
 
 def _fails(workdir: Path, args: list[str]) -> str:

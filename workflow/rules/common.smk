@@ -100,44 +100,68 @@ def get_library_sources(*modules):
 
 
 def is_enabled(experiment):
-    """Whether an experiment runs: true/false from config, "auto" if its raw data is present."""
+    """Whether an experiment runs: true/false from config; "auto" if its raw data was placed in
+    data_dir (get_auto_off_reason)."""
     toggle = config["experiments"].get(experiment, False)
     if toggle == "auto":
-        return not get_missing_raw_files(experiment)
+        return get_auto_off_reason(experiment) is None
     return bool(toggle)
+
+
+def get_experiment_datasets(experiment):
+    """Datasets an experiment reads from data_dir (or downloads): what its "auto" waits for."""
+    if experiment == "movielens":
+        return ["ml-1m", "ml-100k"]
+    if experiment == "avazu" and config["avazu"]["source"] == "kaggle":
+        return ["avazu"]
+    if experiment == "wpm_movielens":
+        return ["ml-100k"]
+    if experiment == "wpm_gowalla" and config["wpm"]["gowalla"]["source"] == "snap":
+        return ["gowalla"]
+    return []
 
 
 def get_raw_files(experiment):
     """Raw files an experiment needs inside data_dir (what its "auto" toggle waits for)."""
-    if experiment == "movielens":
-        return get_data_dir_files("ml-1m") + get_data_dir_files("ml-100k")
-    if experiment == "avazu" and config["avazu"]["source"] == "kaggle":
-        return get_data_dir_files("avazu")
-    if experiment == "wpm_movielens":
-        return get_data_dir_files("ml-100k")
-    if experiment == "wpm_gowalla":
-        if config["wpm"]["gowalla"]["source"] == "derived":
-            return [get_wpm_gowalla_derived_file()]
-        return get_data_dir_files("gowalla")
-    return []
+    if experiment == "wpm_gowalla" and config["wpm"]["gowalla"]["source"] == "derived":
+        return [get_wpm_gowalla_derived_file()]
+    return [
+        path
+        for dataset in get_experiment_datasets(experiment)
+        for path in get_data_dir_files(dataset)
+    ]
 
 
-def get_missing_raw_files(experiment):
+def get_auto_off_reason(experiment):
+    """Why an "auto" experiment is off (None if it runs): a raw file missing from data_dir, or
+    data_dir's copy being the pipeline's own download (download.done). "auto" means data the
+    user placed in data_dir: a download made by an earlier run (of an experiment set to true)
+    must not switch it on, or the same command would do new work on its second run."""
     files = get_raw_files(experiment)
-    return [path for path in files if not Path(path).exists()] if files else ["(none)"]
+    if not files:
+        return "no raw files to wait for (set it to true)"
+    missing = [path for path in files if not Path(path).exists()]
+    if missing:
+        return f"missing {missing[0]}"
+    for dataset in get_experiment_datasets(experiment):
+        if is_own_download(dataset):
+            return (
+                f"{get_download_marker(dataset)} marks the pipeline's own download, not data "
+                f"placed in data_dir: set experiments.{experiment}: true to use it"
+            )
+    return None
 
 
 def log_auto_toggles():
     """One line at start-up naming the "auto" experiments that are off, and why."""
     off = [
-        f"{name} (missing {get_missing_raw_files(name)[0]})"
+        f"{name} ({get_auto_off_reason(name)})"
         for name, toggle in config["experiments"].items()
-        if toggle == "auto" and get_missing_raw_files(name)
+        if toggle == "auto" and get_auto_off_reason(name)
     ]
     if off and workflow.is_main_process:
         logger.info(
-            f"data_dir={config['data_dir']}: experiments on auto that are off, their files "
-            f"being absent: {', '.join(off)}"
+            f"data_dir={config['data_dir']}: experiments on auto that are off: {', '.join(off)}"
         )
 
 
@@ -169,6 +193,15 @@ def get_download_marker(dataset):
     return f"{DOWNLOAD_DIR}/{REGISTRY.dataset_folder(dataset)}/download.done"
 
 
+def is_own_download(dataset):
+    """Whether data_dir's copy of a dataset is the pipeline's own download: data_dir is the
+    download folder and the download finished (its marker download.done exists)."""
+    return (
+        Path(config["data_dir"]).resolve() == Path(DOWNLOAD_DIR).resolve()
+        and Path(get_download_marker(dataset)).exists()
+    )
+
+
 @functools.cache
 def _scan_data_dir(dataset):
     """Role -> path of a dataset's files in data_dir, None if any is missing: the one scan of
@@ -184,11 +217,7 @@ def _located(dataset):
     """Role -> path of a dataset's files pre-placed in data_dir; None if absent, or if
     data_dir is the download folder and a download finished (its marker stands for them).
     """
-    data_dir = Path(config["data_dir"])
-    if (
-        data_dir.resolve() == Path(DOWNLOAD_DIR).resolve()
-        and Path(get_download_marker(dataset)).exists()
-    ):
+    if is_own_download(dataset):
         return None
     found = _scan_data_dir(dataset)
     return None if found is None else dict(found)
