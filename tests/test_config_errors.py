@@ -6,12 +6,23 @@ fresh workflow copy for each kind of error; for every numeric key of the shipped
 from __future__ import annotations
 
 import copy
+import re
 
+import numpy as np
 import pytest
 import yaml
 from _workflow import ROOT, copy_workflow, snakemake, write_config
+from hypothesis import example, given
+from hypothesis import strategies as st
 
-from ldpsample.pipeline.config_check import ConfigError, check_config, check_consistency
+from ldpsample.pipeline.config_check import (
+    EPSILON_FOLDER_PATTERN,
+    ConfigError,
+    check_config,
+    check_consistency,
+    check_epsilon_folder_names,
+    epsilon_folder_name,
+)
 
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 DEFAULT = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
@@ -84,6 +95,12 @@ CASES = [
     ({"experiments": {"movielens": "yes"}}, "experiments.movielens: 'yes' must be a boolean"),
     ({"data_dir": "no/such/folder"}, "data_dir: 'no/such/folder' is not an existing folder"),
     ({"theory": {"divergences": ["js"]}}, "theory.divergences[0]: 'js' must be one of 'tv'"),
+    # ε bounds: 1e20 gave a PeriodicWildcardError and "Nothing to be done" (exit 0), 1e-300
+    # "File name too long", a WPM ε above ~745 a library error naming no key
+    ({"synthetic": {"epsilons": [1.0e20]}}, "synthetic.epsilons[0]: 1e+20 must be <= 700"),
+    ({"synthetic": {"epsilons": [1e-300]}}, "synthetic.epsilons[0]: 1e-300 must be >= 1e-100"),
+    ({"wpm": {"movielens": {"epsilons": [746]}}}, "wpm.movielens.epsilons[0]: 746 must be <= 700"),
+    ({"synthetic": {"n": [10**20]}}, "synthetic.n[0]: 100000000000000000000 does not fit in a 64"),
 ]
 
 
@@ -170,3 +187,83 @@ def test_cross_field_checks_name_the_key_without_snakemake(changes, expected):
     with pytest.raises(ConfigError) as info:
         check_consistency(config, download_dir=ROOT / "resources")
     assert str(info.value).startswith(f"config error at {expected}")
+
+
+EVENTS_FULL = {
+    **EVENTS_ENTRY,
+    "user": "user_id",
+    "item": "item_id",
+    "count": None,
+    "items": None,
+    "top_items": None,
+    "rank_items_by": None,
+    "activity_by": None,
+    "min_user_count": 0,
+    "activity_scope": "top_items",
+    "min_users": 1,
+    "exclude_users": [],
+    "on_null": "drop",
+    "methods": ["minimax"],
+    "release": True,
+}
+CONFIGS_WITH_EVENTS = {**CONFIGS, "events": _merged(DEFAULT, {"events": {"t": EVENTS_FULL}})}
+#: Every ε key of the shipped configs and of an events entry (theory.epsilon_grid.num is a count).
+EPSILON_KEYS = [
+    (name, path)
+    for name, c in CONFIGS_WITH_EVENTS.items()
+    for path in _numeric_paths(c)
+    if "epsilon" in _dotted(path) and path[-1] != "num"
+]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (700, None),
+        (1e-100, None),
+        (700.5, "700.5 must be <= 700"),
+        (746, "746 must be <= 700"),
+        (9e-101, "9e-101 must be >= 1e-100"),
+        (-1, "-1 must be > 0"),
+    ],
+    ids=str,
+)
+def test_every_epsilon_key_is_bounded(value, expected):
+    """1e-100 <= ε <= 700 in every ε key (one schema definition): beyond 700, e^-ε leaves the
+    normal floats (the WPM and the minimax audit fail near 745); below 1e-100, the folder name
+    eps~<ε> grows past 118 characters."""
+    assert len({_dotted(path).split("[")[0] for _, path in EPSILON_KEYS}) >= 12
+    for name, path in EPSILON_KEYS:
+        config = copy.deepcopy(CONFIGS_WITH_EVENTS[name])
+        target = config
+        for part in path[:-1]:
+            target = target[part]
+        target[path[-1]] = value
+        if expected is None:
+            check_config(config, SCHEMA)
+            continue
+        with pytest.raises(ConfigError) as info:
+            check_config(config, SCHEMA)
+        first = str(info.value).splitlines()[0]
+        assert first == f"config error at {_dotted(path)}: {expected}"
+
+
+@given(st.floats(min_value=1e-100, max_value=700))
+@example(1e-100)
+@example(float(np.nextafter(1e-100, 1)))
+@example(1.2345678901234567e-100)
+@example(700.0)
+@example(float(np.nextafter(700, 0)))
+def test_every_accepted_epsilon_has_a_valid_folder_name(eps):
+    """eps~<ε> for every ε the config check accepts: the plain decimal of the eps wildcard,
+    read back to the same float, short enough for a file name with its suffixes (released
+    eps~<ε>.parquet and its temporary name, 255 bytes at most) and not what Snakemake's
+    periodic-wildcard check rejects (1e20's twenty zeros were)."""
+    from snakemake.io import PeriodicityDetector
+
+    text = epsilon_folder_name(eps)
+    assert re.fullmatch(EPSILON_FOLDER_PATTERN, text) and float(text) == eps
+    assert len(text) <= 118
+    assert len(f".eps~{text}.parquet.abcdefgh.tmp.parquet".encode()) <= 255
+    assert PeriodicityDetector().is_periodic(text) is None
+    check_epsilon_folder_names("synthetic.epsilons", [eps])

@@ -15,8 +15,10 @@ import readme_clone
 import yaml
 from _workflow import (
     ROOT,
+    SHARED_DATA,
     copy_workflow,
     planned_jobs,
+    requires_shared_data,
     result_files,
     snakemake,
     write_config,
@@ -223,3 +225,77 @@ def test_long_jobs_log_their_parameters_and_progress(default_run):
     text = log.read_text()
     assert "params {'runs': 10" in text or f"'runs': {CONFIG['synthetic']['runs']}" in text
     assert f"{CONFIG['synthetic']['runs']}/{CONFIG['synthetic']['runs']}" in text  # tqdm bar
+
+
+EPSILON_BOUNDS = [1e-100, 700]
+BOUNDS_CONFIG = {
+    "experiments": dict.fromkeys(CONFIG["experiments"], True),
+    "synthetic": {"n": [20], "epsilons": EPSILON_BOUNDS, "runs": 2, "grid_size": 5},
+    "theory": {
+        "n": 20,
+        "epsilon_grid": {"start": EPSILON_BOUNDS[0], "stop": EPSILON_BOUNDS[1], "num": 5},
+        "q_mins": [0.0, 0.01],
+        "divergences": ["tv", "kl", "chi2", "hellinger"],
+        "example_1": {"q": [0.01, 0.99], "p": [0.05, 0.95], "epsilon": EPSILON_BOUNDS[1]},
+    },
+    "movielens": {"epsilons": EPSILON_BOUNDS},
+    "avazu": {"epsilons": EPSILON_BOUNDS, "min_rows": 1, "min_users": 2},
+    "wpm": {
+        "ring": {
+            "n": 20,
+            "epsilons": EPSILON_BOUNDS,
+            "convergence": {"epsilon": EPSILON_BOUNDS[1], "etas": [0.05], "max_iter": 20},
+        },
+        "movielens": {
+            "epsilons": EPSILON_BOUNDS,
+            "n_scales": 2,
+            "n_outputs": 20,
+            "max_validation_users": 5,
+            "max_test_users": 5,
+        },
+        "gowalla": {
+            "source": "derived",
+            "grid_size": 4,
+            "repeats": 1,
+            "epsilons": EPSILON_BOUNDS,
+            "map_epsilons": EPSILON_BOUNDS,
+        },
+    },
+}
+
+
+@requires_shared_data("ml-1m", "ml-100k", "avazu", "gowalla")
+@pytest.mark.data
+def test_every_stage_runs_at_the_epsilon_bounds(tmp_path):
+    """ε = 1e-100 and ε = 700, the bounds the config check accepts, in every ε key: every stage
+    runs, in folders eps~0.000…01 (100 decimals) and eps~700, and every kernel passes its
+    privacy audit. (The reproduction table is left out: this config's tiny sizes are no
+    paper's.)"""
+    workdir = copy_workflow(tmp_path / "clone")
+    overlay = write_config(workdir, "bounds", BOUNDS_CONFIG)
+    data_dir = str(SHARED_DATA)
+    snakemake(
+        workdir,
+        *("--cores", "2", "--configfile", overlay, "--config", f"data_dir={data_dir}"),
+        *("--omit-from", "reproduction"),
+    )
+    tiny = "eps~0." + "0" * 99 + "1"
+    for path in (
+        f"results/synthetic/parts/n~20/{tiny}/values.parquet",
+        "results/synthetic/parts/n~20/eps~700/values.parquet",
+        f"results/movielens/prior~ml-100k_weight~count/figures/{tiny}.png",
+        f"results/avazu/released/{tiny}.parquet",
+        f"results/wpm_gowalla/maps/{tiny}/maps.png",
+        "results/wpm_gowalla/maps/eps~700/maps.png",
+        "results/wpm_movielens/test.csv",
+        "results/wpm_ring/convergence.png",
+        "results/theory/risk.png",
+    ):
+        assert (workdir / path).stat().st_size > 0, path
+    values = pl.read_parquet(workdir / "results/synthetic/values.parquet")
+    assert sorted(set(values["epsilon"])) == EPSILON_BOUNDS
+    assert values["value"].is_finite().all()
+    for table in ("movielens/prior~ml-100k_weight~count", "avazu"):
+        audit = pl.read_csv(workdir / "results" / table / "audit.csv")
+        assert audit.height > 0 and set(audit["epsilon"]) == set(EPSILON_BOUNDS)
+        assert (audit["realized_epsilon"] <= audit["epsilon"] * (1 + 1e-12)).all()

@@ -79,11 +79,21 @@ def _walk(value: Any, parts: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple
             yield from _walk(item, (*parts, index))
 
 
+#: The largest integer a config value may hold: numpy's and polars' 64-bit integers (an integer
+#: key may also name a folder, such as n~<n>, which Snakemake's wildcard matching must accept).
+INT64_MAX = 2**63 - 1
+
+
 def check_finite(config: dict) -> None:
-    """Reject NaN and ±inf anywhere in ``config``, naming the key path."""
+    """Reject NaN and ±inf anywhere in ``config``, and integers beyond 64 bits, naming the key
+    path."""
     for parts, value in _walk(config):
         if isinstance(value, float) and not math.isfinite(value):
             raise config_error(parts, f"{value!r} is not a finite number")
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT64_MAX:
+            raise config_error(
+                parts, f"{value!r} does not fit in a 64-bit integer (at most {INT64_MAX})"
+            )
 
 
 _STRING_HINT = (
