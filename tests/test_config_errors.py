@@ -9,6 +9,7 @@ import copy
 import re
 
 import numpy as np
+import polars as pl
 import pytest
 import yaml
 from _workflow import ROOT, copy_workflow, snakemake, write_config
@@ -267,3 +268,57 @@ def test_every_accepted_epsilon_has_a_valid_folder_name(eps):
     assert len(f".eps~{text}.parquet.abcdefgh.tmp.parquet".encode()) <= 255
     assert PeriodicityDetector().is_periodic(text) is None
     check_epsilon_folder_names("synthetic.epsilons", [eps])
+
+
+@pytest.mark.workflow
+def test_numbers_in_exponent_form_are_read_as_numbers(tmp_path):
+    """YAML 1.1, with which Snakemake loads config files, reads 1e-3 and 1e1 as strings (it wants
+    a dot and a signed exponent: 1.0e-3); they were rejected as strings, with a hint to put them
+    in a YAML file, where they were. They are read as the numbers the schema expects."""
+    workdir = copy_workflow(tmp_path / "clone")
+    overlay = workdir / "config" / "exponents.yaml"
+    overlay.write_text(
+        "experiments: {synthetic: true, theory: false, movielens: false, avazu: false,\n"
+        "  wpm_ring: false, wpm_movielens: false, wpm_gowalla: false}\n"
+        "synthetic: {n: [20], epsilons: [1e-3, 2.5E1], runs: 2, grid_size: 1e1}\n"
+    )
+    assert yaml.safe_load(overlay.read_text())["synthetic"]["epsilons"] == ["1e-3", "2.5E1"]
+    target = "results/synthetic/values.parquet"
+    snakemake(workdir, target, "--cores", "2", "--configfile", "config/exponents.yaml")
+    values = pl.read_parquet(workdir / target)
+    assert sorted(set(values["epsilon"])) == [0.001, 25.0]
+    assert values.height == 2 * 2 * 10 * 4  # ε values x runs x grid_size x (method, divergence)
+    assert (workdir / "results/synthetic/parts/n~20/eps~0.001/values.parquet").is_file()
+
+
+def test_exponent_form_becomes_the_type_the_schema_wants():
+    """Integers where the schema wants one (1e6 -> 1000000), floats elsewhere, inside oneOf
+    choices too; a string where text is allowed stays text; a quoted plain number stays a
+    string, and the error says to write it without quotes."""
+    config = _merged(
+        DEFAULT,
+        {
+            "avazu": {"synthetic": {"rows": "1e6", "users": "2E3"}},
+            "wpm": {"movielens": {"eta": "1e-2"}, "ring": {"convergence": {"etas": ["5e-2"]}}},
+            "theory": {"epsilon_grid": {"stop": "1e1"}},
+            "events": {"t": {**EVENTS_FULL, "items": ["1e3", "a"], "epsilons": ["4e0"]}},
+        },
+    )
+    check_config(config, SCHEMA)
+    assert config["avazu"]["synthetic"] == {"rows": 1000000, "users": 2000, "sites": None}
+    assert type(config["avazu"]["synthetic"]["rows"]) is int
+    assert config["wpm"]["movielens"]["eta"] == 0.01
+    assert config["wpm"]["ring"]["convergence"]["etas"] == [0.05]
+    assert config["theory"]["epsilon_grid"]["stop"] == 10.0
+    assert config["events"]["t"]["items"] == ["1e3", "a"]
+    assert config["events"]["t"]["epsilons"] == [4.0]
+    for changes, expected in [
+        ({"synthetic": {"runs": "1.5e0"}}, "synthetic.runs: '1.5e0' must be of type integer"),
+        ({"synthetic": {"epsilons": ["8"]}}, "synthetic.epsilons[0]: '8' must be of type number"),
+        ({"synthetic": {"epsilons": ["1e999"]}}, "synthetic.epsilons[0]: inf is not a finite"),
+    ]:
+        with pytest.raises(ConfigError) as info:
+            check_config(_merged(DEFAULT, changes), SCHEMA)
+        assert str(info.value).startswith(f"config error at {expected}")
+        if "type" in expected:
+            assert "write the value without quotes" in str(info.value).splitlines()[0]

@@ -1,9 +1,11 @@
 """Config validation whose first line names the key path and the bad value.
 
-:func:`check_config` is what the workflow runs before any job: every number must be finite
-(JSON Schema's ``minimum`` lets NaN through, since every comparison with NaN is false), then
-the JSON Schema (draft 2020-12, ``$ref`` to sibling files) is checked. Errors are raised as
-:class:`ConfigError` with a first line such as::
+:func:`check_config` is what the workflow runs before any job: numbers written in exponent
+form, which YAML 1.1 reads as strings (``1e-12``, ``1e6``), are read as the numbers the schema
+expects (:func:`convert_exponent_numbers`); every number must be finite (JSON Schema's
+``minimum`` lets NaN through, since every comparison with NaN is false) and every integer fit
+in 64 bits; then the JSON Schema (draft 2020-12, ``$ref`` to sibling files) is checked.
+Errors are raised as :class:`ConfigError` with a first line such as::
 
     config error at synthetic.epsilons[0]: -1 must be > 0
 
@@ -36,6 +38,7 @@ __all__ = [
     "check_theory",
     "check_wpm",
     "config_error",
+    "convert_exponent_numbers",
     "epsilon_folder_name",
     "key_path",
 ]
@@ -97,9 +100,70 @@ def check_finite(config: dict) -> None:
 
 
 _STRING_HINT = (
-    " (a nested value given with --config is read as a string: put it in a YAML file and "
-    "pass --configfile, see config/README.md)"
+    " (a string: in a YAML file write the value without quotes; a nested value given with "
+    "--config is always read as a string: put it in an overlay file passed with --configfile, "
+    "see config/README.md)"
 )
+
+#: A number in exponent form, as YAML 1.2 reads it (``1e-12``, ``1e6``, ``2.5E3``, ``-1.0e+3``).
+#: YAML 1.1 (PyYAML, which Snakemake loads config files with) wants a dot in the mantissa and a
+#: sign in the exponent, and reads the others as strings.
+_EXPONENT_NUMBER = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+")
+
+
+def _type_errors(error: Any) -> Iterator[Any]:
+    """``error`` and the errors under it (the branches of a oneOf/anyOf) that are type errors."""
+    if error.validator == "type":
+        yield error
+    for sub in error.context or ():
+        yield from _type_errors(sub)
+
+
+def _exponent_number(text: str, types: list[str]) -> int | float | None:
+    """``text`` as the number a schema ``type`` of ``types`` expects, if it is one in exponent
+    form (an integer only where it is whole: ``1e6`` -> 1000000)."""
+    if not _EXPONENT_NUMBER.fullmatch(text):
+        return None
+    if "number" in types:
+        return float(text)
+    if "integer" in types:
+        from decimal import Decimal
+
+        exact = Decimal(text)
+        return int(exact) if exact == exact.to_integral_value() else None
+    return None
+
+
+def convert_exponent_numbers(config: dict, validator: Any) -> None:
+    """Read strings in exponent form as numbers where the schema expects a number (in place).
+
+    YAML 1.1 reads ``1e-12`` or ``1e6`` as strings; YAML 1.2, and the user, mean numbers. A
+    string is converted only where the schema wants a number or an integer and not a string
+    (``items: [a, 1e3]`` of an events entry stays text), so every other string still fails
+    validation with its message.
+    """
+    while True:
+        changed = False
+        for error in validator.iter_errors(config):
+            for found in _type_errors(error):
+                types = (
+                    [found.validator_value]
+                    if isinstance(found.validator_value, str)
+                    else list(found.validator_value)
+                )
+                if not isinstance(found.instance, str) or "string" in types:
+                    continue
+                number = _exponent_number(found.instance, types)
+                path = list(found.absolute_path)
+                if number is None or not path:
+                    continue
+                parent = config
+                for part in path[:-1]:
+                    parent = parent[part]
+                parent[path[-1]] = number
+                changed = True
+        if not changed:
+            return
 
 
 def _message(error: Any) -> str:
@@ -204,7 +268,9 @@ def _first_error(errors: list[Any]) -> Any:
 
 
 def check_config(config: dict, schema_path: str | os.PathLike[str]) -> None:
-    """Validate ``config``: finite numbers, then the JSON Schema at ``schema_path``.
+    """Validate ``config``: numbers in exponent form read as numbers
+    (:func:`convert_exponent_numbers`, in place), finite numbers, then the JSON Schema at
+    ``schema_path``.
 
     Raises
     ------
@@ -212,8 +278,9 @@ def check_config(config: dict, schema_path: str | os.PathLike[str]) -> None:
         First line ``config error at <key path>: <value> <what is wrong>``; the next line
         quotes the key's description from the schema when it has one.
     """
-    check_finite(config)
     validator = _validator(Path(schema_path))
+    convert_exponent_numbers(config, validator)
+    check_finite(config)
     errors = list(validator.iter_errors(config))
     if not errors:
         return
