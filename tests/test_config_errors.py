@@ -6,7 +6,10 @@ fresh workflow copy for each kind of error; for every numeric key of the shipped
 from __future__ import annotations
 
 import copy
+import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import polars as pl
@@ -105,12 +108,32 @@ CASES = [
 ]
 
 
-def _first_error_line(output: str) -> str:
-    lines = output.splitlines()
-    for index, line in enumerate(lines):
-        if line.startswith("WorkflowError"):
-            return lines[index + 1]
-    raise AssertionError(output)
+#: What Snakemake prints before it reads the workflow (the profile it uses; a note that
+#: --config/--configfile extend config/config.yaml).
+SNAKEMAKE_NOTES = ("Using workflow specific profile", "Using profile", "Config file ")
+
+
+def _console(workdir, *args: str) -> subprocess.CompletedProcess:
+    """Run Snakemake as on a terminal: stdout and stderr in one stream, in the order written
+    (unbuffered; Snakemake logs to stdout in a dry run, to stderr otherwise)."""
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=workdir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        timeout=600,
+    )
+
+
+def _first_error_line(console: str) -> str:
+    """The console's first line after Snakemake's start-up notes: the error's first line (it
+    was Snakemake's `WorkflowError in file ".../common.smk", line 65:`)."""
+    for line in console.splitlines():
+        if line.strip() and not line.startswith(SNAKEMAKE_NOTES):
+            return line
+    raise AssertionError(console)
 
 
 @pytest.mark.workflow
@@ -118,9 +141,9 @@ def _first_error_line(output: str) -> str:
 def test_config_error_first_line_names_key_and_value(tmp_path, changes, expected):
     workdir = copy_workflow(tmp_path / "clone")
     overlay = write_config(workdir, "bad", changes)
-    proc = snakemake(workdir, "--cores", "1", "--configfile", overlay, check=False)
+    proc = _console(workdir, "--cores", "1", "--configfile", overlay)
     assert proc.returncode != 0
-    assert _first_error_line(proc.stdout + proc.stderr).startswith(f"config error at {expected}")
+    assert _first_error_line(proc.stdout).startswith(f"config error at {expected}")
     assert not (workdir / "results").exists() and not (workdir / "logs").exists()
 
 
@@ -128,8 +151,8 @@ def test_config_error_first_line_names_key_and_value(tmp_path, changes, expected
 def test_nested_config_on_the_command_line_is_explained(tmp_path):
     """`--config experiments='{movielens: true}'` makes 'true' a string: the error says so."""
     workdir = copy_workflow(tmp_path / "clone")
-    proc = snakemake(workdir, "--dry-run", "--config", "experiments={movielens: true}", check=False)
-    first = _first_error_line(proc.stdout + proc.stderr)
+    proc = _console(workdir, "--dry-run", "--config", "experiments={movielens: true}")
+    first = _first_error_line(proc.stdout)
     assert first.startswith("config error at experiments.movielens: 'true' must be")
     assert "--configfile" in first
 

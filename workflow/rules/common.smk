@@ -52,9 +52,13 @@ DOWNLOAD_DIR = "resources"
 
 
 def check_config():
-    """The one config check, before anything reads the config: finite numbers, the JSON
-    schema, then the cross-field checks (ldpsample.pipeline.config_check.check_consistency).
-    A WorkflowError whose first line names the key path and the value.
+    """The one config check, before anything reads the config: numbers in exponent form read
+    as numbers, finite numbers, the JSON schema, then the cross-field checks
+    (ldpsample.pipeline.config_check.check_consistency).
+
+    An error is logged first, so that the console's first line of it names the key path and
+    the value (raised as it is, Snakemake's `WorkflowError in file ".../common.smk", line ...:`
+    came first); the WorkflowError raised after it stops the run.
     """
     try:
         CONFIG_CHECK.check_config(
@@ -62,7 +66,10 @@ def check_config():
         )
         CONFIG_CHECK.check_consistency(config, download_dir=DOWNLOAD_DIR)
     except CONFIG_CHECK.ConfigError as exc:
-        raise WorkflowError(str(exc)) from None
+        logger.error(str(exc))
+        raise WorkflowError(
+            "the config error above stopped the run before any job"
+        ) from None
 
 
 check_config()
