@@ -358,6 +358,9 @@ def test_a_failed_job_names_its_log_and_a_rerun_resumes(slurm_cluster, local_run
     # The output names the rule's log, which holds the error, and the kept SLURM log.
     assert FAILING["log"] in logs, logs
     assert "RuntimeError: injected failure" in (workdir / FAILING["log"]).read_text()
+    # ... and the console quotes the error itself (the workflow's onerror handler)
+    causes = failed.output.split("Why the failed job(s) failed", 1)[-1]
+    assert f"{FAILING['rule']} ({FAILING['log']}): RuntimeError: injected failure" in causes
     slurm_logs = [Path(p) for p in logs if "/.snakemake/slurm_logs/" in p]
     assert len(slurm_logs) == 1 and slurm_logs[0].is_file(), logs
     assert FAILING["log"] in slurm_logs[0].read_text()

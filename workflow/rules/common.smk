@@ -48,6 +48,7 @@ def load_library_module(name, relative_path):
 
 REGISTRY = load_library_module("ldpsample_registry", "datasets/registry.py")
 CONFIG_CHECK = load_library_module("ldpsample_config_check", "pipeline/config_check.py")
+JOB_ERRORS = load_library_module("ldpsample_job_errors", "pipeline/job_errors.py")
 DOWNLOAD_DIR = "resources"
 
 
@@ -73,6 +74,28 @@ def check_config():
 
 
 check_config()
+
+
+def log_failed_job_causes():
+    """Per failed job, the first line of the error its log ends with (a script's traceback
+    goes to its log, and Snakemake prints only the log's path): the `onerror` handler below.
+    """
+    failed = getattr(workflow.scheduler, "failed", None) or ()
+    jobs = sorted(
+        (job.rule.name, [str(path) for path in job.log])
+        for failed_job in failed
+        for job in getattr(failed_job, "jobs", [failed_job])
+    )
+    causes = JOB_ERRORS.failed_job_causes(jobs)
+    if causes:
+        logger.error(
+            "Why the failed job(s) failed (the first line of the error in each job's log):\n"
+            + "\n".join(f"  {cause}" for cause in causes)
+        )
+
+
+onerror:
+    log_failed_job_causes()
 
 
 wildcard_constraints:

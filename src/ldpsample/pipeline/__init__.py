@@ -6,7 +6,9 @@
   bars to its rule's log, parameters logged;
 * :mod:`~ldpsample.pipeline.io` -- atomic writers (CSV, parquet, JSON, text, figures) and the
   concatenation of parquet parts;
-* :mod:`~ldpsample.pipeline.progress` -- progress bars on stderr, off unless a script asks.
+* :mod:`~ldpsample.pipeline.progress` -- progress bars on stderr, off unless a script asks;
+* :mod:`~ldpsample.pipeline.job_errors` -- the first line of a failed job's error, read from
+  its log, for the console (the workflow's ``onerror`` handler); light, loaded by path too.
 
 The package imports none of them, so importing one does not load the others' dependencies.
 """
