@@ -1,5 +1,7 @@
 """Download one dataset into resources/ (verified, atomic) and write its marker file."""
 
+import logging
+import sys
 from typing import TYPE_CHECKING
 
 from ldpsample.datasets.download import download_dataset
@@ -10,6 +12,11 @@ if TYPE_CHECKING:
     from snakemake.script import snakemake
 
 log = start(snakemake)
+# The download's own lines (start, each retry with its reason, end) on the console too, as they
+# happen: a slow or failing mirror is visible, not a silent wait (the job's log has them all).
+console = logging.StreamHandler(sys.__stderr__)
+console.setFormatter(logging.Formatter(f"{snakemake.rule} {snakemake.params.dataset}: %(message)s"))
+logging.getLogger("ldpsample.datasets.download").addHandler(console)
 source = snakemake.params.source
 files = download_dataset(
     snakemake.params.dataset,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
+import stat
 import zipfile
 from pathlib import Path
 
@@ -104,13 +106,24 @@ def test_fresh_clone_downloads_verifies_unpacks_and_runs_movielens(
 ):
     # ml-1m's first transfer is cut mid-file: the rule retries and never keeps the half.
     workdir, args = _setup(tmp_path, http_server, official_zips, **{"ml-1m": {"drop": 1}})
-    snakemake(workdir, *args)
+    proc = snakemake(workdir, *args)
+    # the retry is reported as it happens, with its reason, on the console and in the log
+    retry = f"download of {http_server.url('/mirror/ml-1m.zip')}: attempt 1 of 3 failed ("
+    assert f"download_dataset ml-1m: {retry}" in proc.stderr, proc.stderr[-3000:]
+    assert "IncompleteRead" in proc.stderr.split(retry, 1)[1].splitlines()[0]
+    assert retry in (workdir / "logs" / "download_dataset" / "ml-1m.log").read_text()
     assert sorted(http_server.requests) == [
         "/mirror/ml-100k.zip",
         "/mirror/ml-1m.zip",
         "/mirror/ml-1m.zip",
     ]
     resources = workdir / "resources"
+    # readable by others sharing resources/, like any file written there (pooch's temporary
+    # files are 0600)
+    umask = os.umask(0)
+    os.umask(umask)
+    for name in ("ml-100k.zip", "ml-1m.zip", "ml-100k/u.data"):
+        assert stat.S_IMODE((resources / name).stat().st_mode) == 0o666 & ~umask, name
     assert (resources / "ml-100k" / "u.data").read_bytes() == (
         SHARED_DATA / "ml-100k" / "u.data"
     ).read_bytes()
@@ -203,8 +216,17 @@ def test_404_names_the_url(tmp_path, http_server, official_zips):
 def test_connection_dropped_on_every_attempt_is_a_clear_error(tmp_path, http_server, official_zips):
     faults = {"ml-100k": {"drop": -1}, "ml-1m": {"drop": -1}}
     workdir, args = _setup(tmp_path, http_server, official_zips, **faults)
+    url = http_server.url("/mirror/ml-1m.zip")
+    proc = snakemake(workdir, "resources/ml-1m/download.done", *args, check=False)
+    assert proc.returncode != 0
+    # each retry on the console as it happens, then the cause at the end of the run
+    for attempt, wait in ((1, 1), (2, 2)):
+        assert f"download of {url}: attempt {attempt} of 3 failed (" in proc.stderr
+        assert f"; retrying in {wait} s" in proc.stderr
+    causes = proc.stderr.split("Why the failed job(s) failed", 1)[1]
+    assert f"DownloadError: downloading {url} failed after 3 attempts" in causes
     text = _fails(workdir, args)
-    assert f"downloading {http_server.url('/mirror/ml-1m.zip')} failed after 3 attempts" in text
+    assert f"downloading {url} failed after 3 attempts" in text
 
 
 def test_zip_lacking_a_member_names_it(tmp_path, http_server, official_zips):
@@ -216,6 +238,44 @@ def test_zip_lacking_a_member_names_it(tmp_path, http_server, official_zips):
     workdir, args = _setup(tmp_path, http_server, official_zips, **faults)
     text = _fails(workdir, args)
     assert "the archive lacks ml-1m/users.dat" in text
+
+
+@requires_shared_data("gowalla")
+def test_gowalla_mismatch_names_the_recorded_digest_and_how_to_reset_it(tmp_path, http_server):
+    """SNAP publishes no checksum: the first download's sha256 is recorded beside the file. When
+    a later download differs, the console's cause line names that record and how to accept the
+    new file (it named neither)."""
+    sample = SHARED_DATA / "gowalla" / "loc-gowalla_totalCheckins.first-10000-lines.txt"
+    lines = sample.read_bytes().splitlines(keepends=True)
+    workdir = copy_workflow(tmp_path / "clone")
+    url = http_server.add("/snap/gowalla.txt.gz", gzip.compress(b"".join(lines[:100]), mtime=0))
+    overlay = write_config(workdir, "gowalla", {"downloads": {"gowalla": {"url": url}}})
+    args = ["resources/gowalla/download.done", "--cores", "1", "--configfile", overlay]
+    snakemake(workdir, *args)
+    folder = workdir / "resources" / "gowalla"
+    data, record = (
+        folder / "loc-gowalla_totalCheckins.txt.gz",
+        folder / ("loc-gowalla_totalCheckins.txt.gz.sha256"),
+    )
+    assert record.read_text().split()[0] == hashlib.sha256(data.read_bytes()).hexdigest()
+    # the source changes its file; the user deletes the download to fetch it again
+    http_server.add("/snap/gowalla.txt.gz", gzip.compress(b"".join(lines[:200]), mtime=0))
+    data.unlink()
+    (folder / "download.done").unlink()
+    proc = snakemake(workdir, *args, check=False)
+    assert proc.returncode != 0
+    cause = proc.stderr.split("Why the failed job(s) failed", 1)[1].splitlines()[1]
+    assert f"checksum mismatch for {url}: expected sha256 " in cause
+    assert (
+        f"the expected digest is the one recorded in {record.relative_to(workdir)}: if the new "
+        f"file is right (its source published a new version), delete "
+        f"{record.relative_to(workdir)} to download again and record the new digest, or set the "
+        "config key downloads.gowalla.sha256 to it"
+    ) in cause
+    assert not data.exists()
+    record.unlink()  # as the message says: the next run downloads and records the new digest
+    snakemake(workdir, *args)
+    assert record.read_text().split()[0] == hashlib.sha256(data.read_bytes()).hexdigest()
 
 
 def test_downloads_keys_are_validated(tmp_path):

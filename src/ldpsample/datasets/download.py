@@ -35,6 +35,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import urllib.parse
 import urllib.request
@@ -53,7 +54,7 @@ from ldpsample.datasets.registry import (
     dataset_folder,
     locate_dataset_files,
 )
-from ldpsample.pipeline.io import write_text
+from ldpsample.pipeline.io import default_permissions, write_text
 
 __all__ = [
     "AVAZU_COMPETITION",
@@ -158,10 +159,20 @@ def record_sha256(path: PathLike) -> str:
     elif recorded != actual:
         raise ChecksumError(
             f"{path}: sha256 {actual} differs from the one recorded at the first download "
-            f"({recorded}, in {_sha256_record_path(path)}); the file changed or is corrupted. "
-            "Delete both files to download again and record a new digest."
+            f"({recorded}); the file changed or is corrupted; {_record_hint(path)}"
         )
     return actual
+
+
+def _record_hint(path: Path, dataset: str | None = None) -> str:
+    """How to accept a new version of a file checked against its recorded sha256."""
+    record = _sha256_record_path(path)
+    key = f"downloads.{dataset}.sha256" if dataset else "downloads.<dataset>.sha256"
+    return (
+        f"the expected digest is the one recorded in {record}: if the new file is right (its "
+        f"source published a new version), delete {record} to download again and record the "
+        f"new digest, or set the config key {key} to it"
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -186,6 +197,36 @@ def _copy_file_url(url: str, output_file: str, _pooch: object) -> None:
         shutil.copyfile(source, output_file)
     except OSError as exc:
         raise DownloadError(f"downloading {url} failed: {exc}") from exc
+
+
+class _RetryLog(logging.Filter):
+    """pooch's logger filter that reports each retry with its reason, and nothing else of pooch's
+    below WARNING.
+
+    pooch logs "Failed to download ..." (INFO, no reason) inside the ``except`` block of a
+    failed attempt it is about to retry, so the exception being handled is the reason: a
+    warning of ours names the URL, the attempt, the error and the wait before the next one.
+    """
+
+    def __init__(self, url: str, attempts: int) -> None:
+        super().__init__()
+        self.url, self.attempts, self.failed = url, attempts, 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.getMessage().startswith("Failed to download"):
+            return record.levelno >= logging.WARNING
+        self.failed += 1
+        exc = sys.exc_info()[1]
+        reason = f"{type(exc).__name__}: {exc}" if exc is not None else "no reason given"
+        log.warning(
+            "download of %s: attempt %d of %d failed (%s); retrying in %d s",
+            self.url,
+            self.failed,
+            self.attempts,
+            " ".join(reason.split())[:500],
+            min(self.failed, 10),  # pooch's wait: 1 s, 2 s, ... at most 10 s
+        )
+        return False
 
 
 @dataclass(frozen=True)
@@ -239,7 +280,10 @@ def download_file(
     pooch streams into a temporary file beside ``dest``, checks the digest and only then
     renames the file onto ``dest``; a failed, interrupted or corrupted transfer leaves no
     file under ``dest``'s name (a process killed mid-transfer may leave a ``tmp*`` file,
-    which nothing reads). A dropped connection or an HTTP error is retried ``retries`` times.
+    which nothing reads). A dropped connection or an HTTP error is retried ``retries`` times;
+    each retry is logged as a warning naming the URL, the attempt and the error. The file gets
+    the permissions of a plain ``open()`` (0644 with the usual umask), not the temporary
+    file's 0600.
 
     Parameters
     ----------
@@ -289,8 +333,19 @@ def download_file(
         if url.startswith("file://")
         else _HTTPDownloader(timeout=timeout, progressbar=progressbar)
     )
-    pooch.get_logger().setLevel(logging.WARNING)
     existed = dest.exists()
+    if not existed:
+        log.info(
+            "downloading %s to %s (%d attempts at most, %g s socket timeout)",
+            url,
+            dest,
+            retries + 1,
+            timeout,
+        )
+    pooch_log, retry_log = pooch.get_logger(), _RetryLog(url, retries + 1)
+    level = pooch_log.level
+    pooch_log.setLevel(logging.INFO)
+    pooch_log.addFilter(retry_log)
     try:
         fetcher.fetch(dest.name, downloader=downloader)
     except requests.exceptions.HTTPError as exc:
@@ -315,9 +370,13 @@ def download_file(
             f"(after {retries + 1} attempts); the download was deleted and nothing was "
             f"written to {dest}"
         ) from exc
+    finally:
+        pooch_log.removeFilter(retry_log)
+        pooch_log.setLevel(level)
     if existed:
         log.info("%s already present and verified (%s)", dest, known_hash or "no checksum")
     else:
+        default_permissions(dest)  # pooch's temporary file was 0600
         log.info("downloaded %s to %s (%d bytes)", url, dest, dest.stat().st_size)
     return dest
 
@@ -429,9 +488,8 @@ def download_movielens(
     url = url or str(official["url"])
     dest_dir = Path(dest_dir)
     archive = dest_dir / f"{name}.zip"
-    if md5 is None and sha256 is None:
-        sha256 = _read_recorded_sha256(archive)
-    download_file(
+    _download_verified(
+        name,
         url,
         archive,
         md5=md5,
@@ -440,8 +498,6 @@ def download_movielens(
         timeout=timeout,
         progressbar=progressbar,
     )
-    if md5 is None and sha256 is None:
-        record_sha256(archive)
     try:
         target = extract_zip(archive, dest_dir, folder=name, required=MOVIELENS_ARCHIVES[name])
     except ValueError as exc:
@@ -469,23 +525,39 @@ def download_gowalla(
     """
     url = url or str(DOWNLOADS["gowalla"]["url"])
     dest = Path(dest_dir) / "gowalla" / DATASETS["gowalla"][1]["checkins"][0]
-    if md5 is None and sha256 is None:
-        recorded = _read_recorded_sha256(dest)
-        download_file(
-            url, dest, sha256=recorded, retries=retries, timeout=timeout, progressbar=progressbar
-        )
-        record_sha256(dest)
-    else:
-        download_file(
-            url,
-            dest,
-            md5=md5,
-            sha256=sha256,
-            retries=retries,
-            timeout=timeout,
-            progressbar=progressbar,
-        )
+    _download_verified(
+        "gowalla",
+        url,
+        dest,
+        md5=md5,
+        sha256=sha256,
+        retries=retries,
+        timeout=timeout,
+        progressbar=progressbar,
+    )
     return dest
+
+
+def _download_verified(
+    dataset: str,
+    url: str,
+    dest: Path,
+    *,
+    md5: str | None,
+    sha256: str | None,
+    **options: Any,
+) -> None:
+    """:func:`download_file` against ``md5``/``sha256``, or without either against the sha256
+    recorded at the first download (recorded now if there is none). A mismatch with the record
+    says where it is and how to accept a new version."""
+    if md5 is not None or sha256 is not None:
+        download_file(url, dest, md5=md5, sha256=sha256, **options)
+        return
+    try:
+        download_file(url, dest, sha256=_read_recorded_sha256(dest), **options)
+    except ChecksumError as exc:
+        raise ChecksumError(f"{exc}; {_record_hint(dest, dataset)}") from exc
+    record_sha256(dest)
 
 
 # --------------------------------------------------------------------------------------------

@@ -20,12 +20,25 @@ import polars as pl
 __all__ = [
     "atomic_path",
     "concat_parquet",
+    "default_permissions",
     "write_csv",
     "write_figure",
     "write_json",
     "write_parquet",
     "write_text",
 ]
+
+
+def default_permissions(path: str | os.PathLike[str]) -> None:
+    """Give a file the permissions a plain ``open()`` would (0666 less the umask, e.g. 0644).
+
+    Temporary files (``tempfile.mkstemp``, which pooch's downloads go through too) are 0600:
+    renamed into place, a result or a download would be unreadable to others sharing the
+    folder.
+    """
+    umask = os.umask(0)
+    os.umask(umask)
+    Path(path).chmod(0o666 & ~umask)
 
 
 @contextlib.contextmanager
@@ -44,10 +57,7 @@ def atomic_path(path: str | os.PathLike[str], *, fsync: bool = True) -> Iterator
     )
     os.close(fd)
     tmp = Path(tmp_name)
-    # mkstemp creates 0600; give the result the permissions a plain open() would (umask).
-    umask = os.umask(0)
-    os.umask(umask)
-    tmp.chmod(0o666 & ~umask)
+    default_permissions(tmp)  # mkstemp creates 0600
     try:
         yield tmp
         if fsync and tmp.exists():
