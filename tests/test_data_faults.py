@@ -2,7 +2,7 @@
 workflow copy, ``data_dir`` pointing at a copy of ../shared/data with one file damaged): the
 run fails with a message naming the file (and line where known), printed on the console (the
 workflow's onerror handler quotes the first line of each failed job's error), and results/
-holds nothing from the failed job."""
+holds nothing from the failed job. Trailing blank lines, harmless, are accepted."""
 
 from __future__ import annotations
 
@@ -66,6 +66,26 @@ def _bad_bytes() -> bytes:
     return b"\n".join(lines)
 
 
+def _u_data_with(line: bytes, *, at: int = 17) -> Callable[[], bytes]:
+    """ML-100K's u.data with ``line`` inserted as line ``at``."""
+
+    def make() -> bytes:
+        lines = (SHARED_DATA / "ml-100k" / "u.data").read_bytes().splitlines(keepends=True)
+        return b"".join([*lines[: at - 1], line + b"\n", *lines[at - 1 :]])
+
+    return make
+
+
+def _repeated(name: str, lines: int) -> Callable[[], bytes]:
+    """A shared file followed by its first ``lines`` lines again (rows that must be unique)."""
+
+    def make() -> bytes:
+        data = (SHARED_DATA / name).read_bytes()
+        return data + b"".join(data.splitlines(keepends=True)[:lines])
+
+    return make
+
+
 def _gowalla_lines() -> bytes:
     lines = (SHARED_DATA / "gowalla" / GOWALLA_SAMPLE).read_bytes().split(b"\n")[:3]
     return b"\n".join([*lines, b"0\t2010-10-19T23:55:27Z"]) + b"\n"
@@ -104,6 +124,63 @@ CASES: list[tuple[str, str, str, Callable[[], bytes], tuple[str, ...], str]] = [
         lambda: b"196\t242\t3\t881250949\n186\t302\tthree\t891717742\n",
         (),
         "ml-100k/u.data, line 2, field 'rating': expected an integer, got 'three'",
+    ),
+    # official files: every value error names file, line and field; ids that must be unique are
+    (
+        "ml-100k-rating-99",
+        "movielens",
+        "ml-100k/u.data",
+        _u_data_with(b"1\t1\t99\t881250949"),
+        (),
+        "ml-100k/u.data, line 17, field 'rating': 99 is not a rating (1-5; user 1, movie 1)",
+    ),
+    (
+        "ml-100k-user-0",
+        "movielens",
+        "ml-100k/u.data",
+        _u_data_with(b"0\t1\t3\t881250949"),
+        (),
+        "ml-100k/u.data, line 17, field 'user_id': 0 is not an id (ids are 1, 2, ...)",
+    ),
+    (
+        "ml-100k-user-minus-5",
+        "movielens",
+        "ml-100k/u.data",
+        _u_data_with(b"-5\t1\t3\t881250949"),
+        (),
+        "ml-100k/u.data, line 17, field 'user_id': -5 is not an id (ids are 1, 2, ...)",
+    ),
+    (
+        "ml-100k-unknown-user",
+        "movielens",
+        "ml-100k/u.data",
+        _u_data_with(b"944\t1\t3\t881250949"),
+        (),
+        "ml-100k/u.data, line 17, field 'user_id': user 944 is not listed in ",
+    ),
+    (
+        "ml-100k-unknown-movie",
+        "movielens",
+        "ml-100k/u.data",
+        _u_data_with(b"1\t1683\t3\t881250949"),
+        (),
+        "ml-100k/u.data, line 17, field 'movie_id': movie 1683 is not listed in ",
+    ),
+    (
+        "ml-100k-1000-repeated-ratings",
+        "movielens",
+        "ml-100k/u.data",
+        _repeated("ml-100k/u.data", 1000),
+        (),
+        "ml-100k/u.data, line 100001: user 196 rates movie 242 again (first on line 1)",
+    ),
+    (
+        "ml-1m-repeated-user",
+        "movielens",
+        "ml-1m/users.dat",
+        _repeated("ml-1m/users.dat", 1),
+        (),
+        "ml-1m/users.dat, line 6041: user 1 is listed again (first on line 1)",
     ),
     (
         "avazu-truncated-gzip",
@@ -195,3 +272,29 @@ def test_damaged_file_fails_its_job_naming_the_file(
     results = workdir / "results"
     left = [p for p in results.rglob("*") if p.is_file()] if results.exists() else []
     assert left == []
+
+
+# (experiment, file under data_dir, files removed, blank lines appended): MovieLens and Gowalla
+# ignore lines of white space anywhere, Avazu's CSV empty lines at its end
+BLANK_LINE_CASES = [
+    ("movielens", "ml-100k/u.data", (), b"\n \n"),
+    ("avazu", "avazu/train.csv", ("avazu/train.gz",), b"\n\n"),
+    ("wpm_gowalla", f"gowalla/{GOWALLA_SAMPLE}", (), b"\n \n"),
+]
+
+
+@pytest.mark.parametrize(("experiment", "name", "removed", "blank"), BLANK_LINE_CASES, ids=str)
+def test_trailing_blank_lines_are_accepted(tmp_path, experiment, name, removed, blank):
+    """A blank line at the end of an official file is harmless (u.data's stopped the run)."""
+    source = name if not removed else removed[0]
+    data = (SHARED_DATA / source).read_bytes()
+    if source.endswith(".gz"):
+        data = gzip.decompress(data)
+    data_dir = _damaged_copy(tmp_path, name, data.rstrip(b"\n") + b"\n" + blank, removed)
+    workdir = copy_workflow(tmp_path / "clone")
+    changes = {"experiments": {**ALL_OFF, experiment: True}, "data_dir": str(data_dir)}
+    if experiment == "wpm_gowalla":
+        changes["wpm"] = {"gowalla": {"source": "snap"}}
+    overlay = write_config(workdir, "blank", changes)
+    snakemake(workdir, TARGETS[experiment], "--cores", "1", "--configfile", overlay)
+    assert (workdir / TARGETS[experiment]).stat().st_size > 0

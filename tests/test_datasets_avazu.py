@@ -312,6 +312,27 @@ def test_wrong_column_count_can_be_skipped_and_counted(tmp_path, caplog):
         convert_avazu_to_parquet(src, tmp_path / "out.parquet")
 
 
+@pytest.mark.parametrize("split", [False, True], ids=["one block", "data row in the next block"])
+def test_empty_lines_at_the_end_are_ignored(tmp_path, caplog, split):
+    """Harmless at the end (not counted as skipped); followed by data, still a malformed row,
+    also when the empty lines end one block and the data row starts the next."""
+    caplog.set_level(logging.INFO, logger="ldpsample.datasets.avazu")
+    good = ",".join(DEFAULT_ROW[c] for c in AVAZU_COLUMNS)
+    # header, 20 rows and the 2 empty lines fill the first block exactly
+    block_size = len(",".join(AVAZU_COLUMNS)) + 1 + 20 * (len(good) + 1) + 2 if split else 1 << 20
+    src = write_rows(tmp_path / "t.csv", [good] * 20 + ["", ""])
+    stats = convert_avazu_to_parquet(src, tmp_path / "out.parquet", block_size=block_size)
+    assert (stats.rows, stats.skipped_rows) == (20, 0)
+    assert "ignored 2 empty line(s) at the end of the file (from line 22)" in caplog.text
+    src = write_rows(tmp_path / "t.csv", [good] * 20 + ["", "", good])
+    with pytest.raises(ValueError, match=r"t.csv, line 22: empty line"):
+        convert_avazu_to_parquet(src, tmp_path / "out.parquet", block_size=block_size)
+    stats = convert_avazu_to_parquet(
+        src, tmp_path / "out.parquet", block_size=block_size, on_bad_rows="skip"
+    )
+    assert (stats.rows, stats.skipped_rows) == (21, 2)
+
+
 @pytest.mark.parametrize(
     ("override", "message"),
     [

@@ -138,7 +138,10 @@ def test_zero_mass_user_is_skipped_and_counted(tmp_path, caplog):
     [
         ("1::1::5::0\n1::2::5\n", r"ratings.dat.gz, line 2: expected 4 fields separated by '::'"),
         ("1::1::5::0\n1::x2::5::0\n", r"line 2, field 'movie_id': expected an integer, got 'x2'"),
-        ("1::1::9::0\n", r"ratings must be 1-5"),
+        ("1::1::9::0\n", r"ratings.dat.gz, line 1, field 'rating': 9 is not a rating \(1-5"),
+        ("\n1::1::5::0\n0::1::5::0\n", r"line 3, field 'user_id': 0 is not an id"),
+        ("1::1::5::0\n1::1::4::9\n", r"line 2: user 1 rates movie 1 again \(first on line 1\)"),
+        ("1::1::5::0\n1::77::4::9\n", r"line 2, field 'movie_id': movie 77 is not listed in"),
     ],
 )
 def test_malformed_ratings_name_file_and_line(tmp_path, content, message):

@@ -1,20 +1,25 @@
 """Reading raw text files so that every fault names the file (and the line where known).
 
 Shared by the MovieLens and Gowalla readers: :func:`read_raw_bytes` turns a truncated or
-corrupt gzip stream and an empty file into a ``ValueError`` naming the file, and
-:func:`first_bad_line` finds the first line whose field count or field types are wrong, so a
-fast columnar parse that fails can be explained by file, line and content.
+corrupt gzip stream and an empty file into a ``ValueError`` naming the file,
+:func:`read_text_table` parses a headerless table with polars, line numbers kept and blank
+lines (harmless, often one at the end) dropped, and :func:`first_bad_line` finds the first
+line whose field count or field types are wrong, so a fast columnar parse that fails can be
+explained by file, line and content.
 """
 
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["first_bad_line", "read_raw_bytes"]
+import polars as pl
+
+__all__ = ["first_bad_line", "read_raw_bytes", "read_text_table"]
 
 
 def read_raw_bytes(path: str | os.PathLike[str]) -> bytes:
@@ -40,6 +45,32 @@ def read_raw_bytes(path: str | os.PathLike[str]) -> bytes:
     if not data.strip():
         raise ValueError(f"{path}: empty file (no data lines)")
     return data
+
+
+def read_text_table(
+    data: bytes, columns: dict[str, pl.DataType], *, separator: str
+) -> pl.DataFrame:
+    """Parse a headerless text table with polars, with a column ``line`` (1-based line number).
+
+    Blank lines are dropped wherever they are (a trailing one is common and harmless; polars
+    reads one as a row of nulls). Other rows with empty or missing fields keep their nulls, for
+    the caller's check, which can name the line with :func:`first_bad_line`; a line polars
+    cannot parse raises polars' error.
+    """
+    blank = len(data) - len(data.lstrip())
+    start = data.rfind(b"\n", 0, blank) + 1  # the first line that is not blank
+    body = data[start:]
+    frame = pl.read_csv(
+        io.BytesIO(body), separator=separator, has_header=False, schema=columns, quote_char=None
+    )
+    nulls = pl.sum_horizontal(pl.col(list(columns)).is_null())
+    frame = frame.with_row_index("line", offset=data.count(b"\n", 0, start) + 1)
+    empty = frame.filter(nulls == len(columns))["line"]
+    if empty.len():
+        lines = data.split(b"\n")
+        blank_rows = pl.Series([not lines[number - 1].strip() for number in empty])
+        frame = frame.filter(~pl.col("line").is_in(empty.filter(blank_rows).implode()))
+    return frame
 
 
 def first_bad_line(
@@ -70,9 +101,12 @@ def first_bad_line(
     -------
     ValueError or None
         ``"<path>, line <n>: ..."`` for the first bad line, or None if every line parses.
+        Blank lines are skipped (a trailing one is harmless); line numbers count them.
     """
     shown = sep if shown_sep is None else shown_sep
     for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
         values = line.split(sep)
         if len(values) != len(fields):
             return ValueError(

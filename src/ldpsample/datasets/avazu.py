@@ -254,6 +254,8 @@ class _InvalidRows:
         self.on_bad_rows = on_bad_rows
         self.skipped_lines: list[int] = []
         self.first_invalid: list[pacsv.InvalidRow] = []
+        # empty lines with no data row after them so far: harmless if the file ends there
+        self.empty_lines_at_end: list[int] = []
 
     def __call__(self, row: pacsv.InvalidRow) -> str:
         if self.on_bad_rows == "error":
@@ -336,13 +338,7 @@ def _write_parquet(
                 break
             except (pa.ArrowInvalid, OSError) as exc:
                 raise invalid.error(exc, rows) from exc
-            batch = _drop_empty_lines(
-                src,
-                batch,
-                first_row=rows,
-                skipped=invalid.skipped_lines,
-                on_bad_rows=invalid.on_bad_rows,
-            )
+            batch = _drop_empty_lines(src, batch, first_row=rows, invalid=invalid)
             converted = _convert_batch(
                 src, batch, schema, first_row=rows, skipped=invalid.skipped_lines
             )
@@ -354,6 +350,13 @@ def _write_parquet(
                 pending, pending_rows = [], 0
         if pending:
             writer.write_table(pa.Table.from_batches(pending, schema=schema))
+        if invalid.empty_lines_at_end:
+            log.info(
+                "%s: ignored %d empty line(s) at the end of the file (from line %d)",
+                src,
+                len(invalid.empty_lines_at_end),
+                invalid.empty_lines_at_end[0],
+            )
         if rows == 0:
             writer.write_table(schema.empty_table())
     finally:
@@ -390,31 +393,43 @@ def _line_of(first_row: int, index: int, skipped: list[int]) -> int:
 
 
 def _drop_empty_lines(
-    src: Path,
-    batch: pa.RecordBatch,
-    *,
-    first_row: int,
-    skipped: list[int],
-    on_bad_rows: str,
+    src: Path, batch: pa.RecordBatch, *, first_row: int, invalid: _InvalidRows
 ) -> pa.RecordBatch:
-    """pyarrow reads an empty line as a row of empty fields: treat it as a malformed row."""
-    if not pc.any(pc.equal(pc.utf8_length(batch.column("device_id")), 0)).as_py():
-        return batch  # fast path: an empty line has an empty device_id
+    """Drop the rows pyarrow reads from empty lines (a row of empty fields).
+
+    Empty lines at the end of the file are harmless (kept in ``invalid.empty_lines_at_end``
+    until a data row follows, if one does); an empty line followed by data is a malformed row,
+    an error or skipped as ``on_bad_rows`` says.
+    """
+    skipped = invalid.skipped_lines
     empty = None
-    for name in _KEPT_COLUMNS:
-        is_empty = pc.equal(pc.utf8_length(batch.column(name)), 0)
-        empty = is_empty if empty is None else pc.and_(empty, is_empty)
-    if empty is None or not pc.any(empty).as_py():
+    if pc.any(pc.equal(pc.utf8_length(batch.column("device_id")), 0)).as_py():
+        for name in _KEPT_COLUMNS:  # (fast path above: an empty line has an empty device_id)
+            is_empty = pc.equal(pc.utf8_length(batch.column(name)), 0)
+            empty = is_empty if empty is None else pc.and_(empty, is_empty)
+    mask = np.zeros(batch.num_rows, dtype=bool) if empty is None else empty.to_numpy(False)
+    data = np.flatnonzero(~mask)
+    if invalid.empty_lines_at_end and data.size:
+        _malformed_empty_lines(src, invalid.empty_lines_at_end, invalid)
+        invalid.empty_lines_at_end = []
+    indices = np.flatnonzero(mask)
+    if not indices.size:
         return batch
-    indices = np.flatnonzero(empty.to_numpy(zero_copy_only=False))
-    lines = [_line_of(first_row, int(i), skipped) for i in indices]
-    if on_bad_rows == "error":
+    last_data = data[-1] if data.size else -1
+    lines = [(int(i) < last_data, _line_of(first_row, int(i), skipped)) for i in indices]
+    _malformed_empty_lines(src, [line for inside, line in lines if inside], invalid)
+    invalid.empty_lines_at_end += [line for inside, line in lines if not inside]
+    return batch.filter(pc.invert(empty))
+
+
+def _malformed_empty_lines(src: Path, lines: list[int], invalid: _InvalidRows) -> None:
+    """Empty lines followed by data: an error (``on_bad_rows="error"``) or skipped rows."""
+    if lines and invalid.on_bad_rows == "error":
         raise ValueError(f"{src}, line {lines[0]}: empty line (expected 24 fields)")
     for line in lines:
-        if len(skipped) < 10:
+        if len(invalid.skipped_lines) < 10:
             log.warning("%s, line %d: skipped an empty line", src, line)
-        skipped.append(line)
-    return batch.filter(pc.invert(empty))
+        invalid.skipped_lines.append(line)
 
 
 def _convert_batch(

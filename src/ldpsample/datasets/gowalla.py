@@ -7,12 +7,11 @@ the line where known.
 
 from __future__ import annotations
 
-import io
 import os
 
 import polars as pl
 
-from ldpsample.datasets._files import first_bad_line, read_raw_bytes
+from ldpsample.datasets._files import first_bad_line, read_raw_bytes, read_text_table
 
 __all__ = ["CHECKIN_SCHEMA", "read_gowalla_derived", "read_gowalla_snap"]
 
@@ -38,19 +37,12 @@ def read_gowalla_snap(path: str | os.PathLike[str]) -> pl.DataFrame:
     """Read SNAP ``loc-gowalla_totalCheckins`` (tab-separated, no header, optionally gzipped).
 
     Columns ``user, time (ISO-8601 'Z'), latitude, longitude, location``; returned with
-    :data:`CHECKIN_SCHEMA`. Raises ``ValueError`` naming the file and the first malformed
-    line, or a truncated gzip stream or an empty file.
+    :data:`CHECKIN_SCHEMA`. Blank lines are ignored. Raises ``ValueError`` naming the file and
+    the first malformed line, or a truncated gzip stream or an empty file.
     """
     data = read_raw_bytes(path)
     try:
-        frame = pl.read_csv(
-            io.BytesIO(data),
-            separator="\t",
-            has_header=False,
-            new_columns=list(CHECKIN_SCHEMA),
-            schema_overrides=CHECKIN_SCHEMA,
-            quote_char=None,
-        )
+        frame = read_text_table(data, CHECKIN_SCHEMA, separator="\t").drop("line")
         if frame.null_count().sum_horizontal().item() != 0:
             raise ValueError("empty fields")
     except (pl.exceptions.PolarsError, ValueError) as exc:

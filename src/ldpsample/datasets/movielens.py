@@ -23,14 +23,18 @@ row per (user, genre)) and runs them through the events stage; this module keeps
 uses. The former matrix builder of the histograms and priors lives on only as the tests' oracle
 (``tests/real_data_oracle.py``).
 
-Files are parsed strictly: a line with the wrong number of fields or a non-integer id raises
-``ValueError`` naming the file, line and field. A partial ``ratings.dat`` (fewer rows than the
-official 1,000,209) is accepted and logged as partial.
+Files are parsed strictly, and every fault is a ``ValueError`` naming the file and line: a
+line with the wrong number of fields, a non-integer field, an id that is not a positive
+integer, a rating outside 1-5, a user or movie listed twice, a (user, movie) pair rated twice,
+and a rating by a user or of a movie that the user or movie file does not list (both are
+errors: the official files are consistent, so either means a damaged or mismatched copy).
+Blank lines are ignored wherever they are (a trailing one is common and harmless); line
+numbers count them. A partial ``ratings.dat`` (fewer rows than the official 1,000,209) is
+accepted and logged as partial.
 """
 
 from __future__ import annotations
 
-import io
 import logging
 import os
 from collections.abc import Mapping
@@ -39,7 +43,7 @@ from typing import Literal
 
 import polars as pl
 
-from ldpsample.datasets._files import first_bad_line, read_raw_bytes
+from ldpsample.datasets._files import first_bad_line, read_raw_bytes, read_text_table
 from ldpsample.datasets.registry import OFFICIAL_ROW_COUNTS
 
 __all__ = [
@@ -143,11 +147,34 @@ def _int(path: Path, lineno: int, name: str, value: str) -> int:
         ) from None
 
 
-def _read_ratings(path: Path, sep: str) -> pl.DataFrame:
-    """user_id, movie_id, rating from a ratings file (``u.data`` or ``ratings.dat[.gz]``).
+def _id(path: Path, lineno: int, name: str, value: str) -> int:
+    """A MovieLens id: a positive integer (the official ids start at 1)."""
+    number = _int(path, lineno, name, value)
+    if number < 1:
+        raise ValueError(
+            f"{path}, line {lineno}, field {name!r}: {number} is not an id (ids are 1, 2, ...)"
+        )
+    return number
 
-    Fast path with polars; on any parse problem the file is re-read line by line to name the
-    first bad line.
+
+def _listed_once(path: Path, rows: list[tuple[int, int]], what: str) -> None:
+    """``rows`` of (line, id) of a user or movie file: each id on one line only."""
+    first: dict[int, int] = {}
+    for lineno, number in rows:
+        if number in first:
+            raise ValueError(
+                f"{path}, line {lineno}: {what} {number} is listed again (first on line "
+                f"{first[number]}); each {what} has one line in the official file"
+            )
+        first[number] = lineno
+
+
+def _read_ratings(path: Path, sep: str) -> pl.DataFrame:
+    """line, user_id, movie_id, rating from a ratings file (``u.data`` or ``ratings.dat[.gz]``).
+
+    Fast path with polars (blank lines dropped, line numbers kept); on any other parse problem
+    the file is re-read line by line to name the first bad line. Ids must be positive, ratings
+    1-5, and each (user, movie) pair rated once (:func:`_check_ratings`).
     """
     data = read_raw_bytes(path)
     if sep != "\t":
@@ -159,22 +186,14 @@ def _read_ratings(path: Path, sep: str) -> pl.DataFrame:
         "timestamp": pl.Int64,
     }
     try:
-        frame = pl.read_csv(
-            io.BytesIO(data),
-            separator="\t",
-            has_header=False,
-            schema=schema,
-            quote_char=None,
-        )
+        frame = read_text_table(data, schema, separator="\t")
         if frame.null_count().sum_horizontal().item() != 0:
             raise ValueError("empty fields")
     except Exception:
         _diagnose_ratings(path, data.decode("latin-1"), sep)
         raise
-    bad = frame.filter(~pl.col("rating").is_between(1, 5))
-    if bad.height:
-        raise ValueError(f"{path}: ratings must be 1-5, got {bad.row(0, named=True)}")
-    return frame.select("user_id", "movie_id", "rating")
+    _check_ratings(path, frame)
+    return frame.select("line", "user_id", "movie_id", "rating")
 
 
 def _diagnose_ratings(path: Path, text: str, sep: str) -> None:
@@ -182,6 +201,51 @@ def _diagnose_ratings(path: Path, text: str, sep: str) -> None:
     bad = first_bad_line(path, text, sep="\t", fields=fields, shown_sep=sep)
     if bad is not None:
         raise bad
+
+
+def _first(frame: pl.DataFrame, condition: pl.Expr) -> dict | None:
+    """The first row (in file order) where ``condition`` holds, or None."""
+    rows = frame.filter(condition).head(1)
+    return rows.row(0, named=True) if rows.height else None
+
+
+def _check_ratings(path: Path, frame: pl.DataFrame) -> None:
+    """Ids positive, ratings 1-5, no (user, movie) pair twice: else name the first bad line."""
+    for name in ("user_id", "movie_id"):
+        row = _first(frame, pl.col(name) < 1)
+        if row is not None:
+            raise ValueError(
+                f"{path}, line {row['line']}, field {name!r}: {row[name]} is not an id (ids "
+                "are 1, 2, ...)"
+            )
+    row = _first(frame, ~pl.col("rating").is_between(1, 5))
+    if row is not None:
+        raise ValueError(
+            f"{path}, line {row['line']}, field 'rating': {row['rating']} is not a rating "
+            f"(1-5; user {row['user_id']}, movie {row['movie_id']})"
+        )
+    row = _first(frame, ~pl.struct("user_id", "movie_id").is_first_distinct())
+    if row is not None:
+        pair = (pl.col("user_id") == row["user_id"]) & (pl.col("movie_id") == row["movie_id"])
+        first = _first(frame, pair)
+        raise ValueError(
+            f"{path}, line {row['line']}: user {row['user_id']} rates movie {row['movie_id']} "
+            f"again (first on line {first['line'] if first else '?'}); each (user, movie) pair "
+            "is rated once in the official file"
+        )
+
+
+def _check_listed(
+    path: Path, ratings: pl.DataFrame, name: str, listed: pl.Series, listing: Path
+) -> None:
+    """Every rating's user (movie) is in the user (movie) file: else name the first line."""
+    row = _first(ratings, ~pl.col(name).is_in(listed.implode()))
+    if row is not None:
+        what = name.removesuffix("_id")
+        raise ValueError(
+            f"{path}, line {row['line']}, field {name!r}: {what} {row[name]} is not listed in "
+            f"{listing} (the official files list every rated {what})"
+        )
 
 
 def _genre_list(path: Path) -> list[str]:
@@ -215,9 +279,11 @@ def read_ml100k(files: Mapping[str, PathLike]) -> dict[str, pl.DataFrame | list[
     users_path, ratings_path = Path(files["users"]), Path(files["ratings"])
     genres = _genre_list(genres_path)
     pairs: list[tuple[int, str]] = []
+    movies = []
     for lineno, line in _lines(items_path, "latin-1"):
         fields = _split(items_path, lineno, line, "|", 5 + len(genres))
-        movie = _int(items_path, lineno, "movie_id", fields[0])
+        movie = _id(items_path, lineno, "movie_id", fields[0])
+        movies.append((lineno, movie))
         for genre, flag in zip(genres, fields[5:], strict=True):
             if flag not in ("0", "1"):
                 raise ValueError(
@@ -225,25 +291,22 @@ def read_ml100k(files: Mapping[str, PathLike]) -> dict[str, pl.DataFrame | list[
                 )
             if flag == "1":
                 pairs.append((movie, genre))
+    _listed_once(items_path, movies, "movie")
     users = []
     for lineno, line in _lines(users_path, "latin-1"):
         fields = _split(users_path, lineno, line, "|", 5)
         users.append(
             (
-                _int(users_path, lineno, "user_id", fields[0]),
+                lineno,
+                _id(users_path, lineno, "user_id", fields[0]),
                 _int(users_path, lineno, "age", fields[1]),
             )
         )
+    _listed_once(users_path, [(lineno, user) for lineno, user, _ in users], "user")
     ratings = _read_ratings(ratings_path, "\t")
-    _log_partial("ml-100k", "ratings", ratings_path, ratings.height)
-    return {
-        "ratings": ratings,
-        "users": pl.DataFrame(users, schema={"user_id": pl.Int64, "age": pl.Int64}, orient="row"),
-        "movie_genres": pl.DataFrame(
-            pairs, schema={"movie_id": pl.Int64, "genre": pl.String}, orient="row"
-        ),
-        "genres": genres,
-    }
+    return _parsed(
+        "ml-100k", ratings_path, ratings, users, users_path, movies, items_path, pairs, genres
+    )
 
 
 def read_ml1m(files: Mapping[str, PathLike]) -> dict[str, pl.DataFrame | list[str]]:
@@ -264,6 +327,7 @@ def read_ml1m(files: Mapping[str, PathLike]) -> dict[str, pl.DataFrame | list[st
     movies_path, users_path = Path(files["movies"]), Path(files["users"])
     ratings_path = Path(files["ratings"])
     pairs: list[tuple[int, str]] = []
+    movies = []
     for lineno, line in _lines(movies_path, "latin-1"):
         head, _, genres_field = line.rpartition("::")
         movie_field, sep, _title = head.partition("::")
@@ -271,8 +335,10 @@ def read_ml1m(files: Mapping[str, PathLike]) -> dict[str, pl.DataFrame | list[st
             raise ValueError(
                 f"{movies_path}, line {lineno}: expected MovieID::Title::Genres, got {line!r:.200}"
             )
-        movie = _int(movies_path, lineno, "movie_id", movie_field)
+        movie = _id(movies_path, lineno, "movie_id", movie_field)
+        movies.append((lineno, movie))
         pairs.extend((movie, genre) for genre in genres_field.split("|"))
+    _listed_once(movies_path, movies, "movie")
     users = []
     for lineno, line in _lines(users_path, "latin-1"):
         fields = _split(users_path, lineno, line, "::", 5)
@@ -282,20 +348,47 @@ def read_ml1m(files: Mapping[str, PathLike]) -> dict[str, pl.DataFrame | list[st
                 f"{users_path}, line {lineno}, field 'age': {code} is not an ML-1M age code "
                 f"{ML1M_AGE_CODES}"
             )
-        users.append((_int(users_path, lineno, "user_id", fields[0]), code))
+        users.append((lineno, _id(users_path, lineno, "user_id", fields[0]), code))
+    _listed_once(users_path, [(lineno, user) for lineno, user, _ in users], "user")
     ratings = _read_ratings(ratings_path, "::")
-    _log_partial("ml-1m", "ratings", ratings_path, ratings.height)
-    movie_genres = pl.DataFrame(
-        pairs, schema={"movie_id": pl.Int64, "genre": pl.String}, orient="row"
-    ).unique(maintain_order=True)
+    parsed = _parsed(
+        "ml-1m", ratings_path, ratings, users, users_path, movies, movies_path, pairs, None
+    )
+    movie_genres = parsed["movie_genres"].unique(maintain_order=True)
     undocumented = sorted(set(movie_genres["genre"].to_list()) - set(ML1M_GENRES))
     if undocumented:
         log.warning("%s lists genres the ML-1M README does not: %s", movies_path, undocumented)
+    return {**parsed, "movie_genres": movie_genres, "genres": list(ML1M_GENRES)}
+
+
+def _parsed(
+    dataset: str,
+    ratings_path: Path,
+    ratings: pl.DataFrame,
+    users: list[tuple[int, int, int]],
+    users_path: Path,
+    movies: list[tuple[int, int]],
+    movies_path: Path,
+    pairs: list[tuple[int, str]],
+    genres: list[str] | None,
+) -> dict[str, pl.DataFrame | list[str]]:
+    """A reader's result, once every rating's user and movie is checked to be listed."""
+    user_frame = pl.DataFrame(
+        [(user, age) for _, user, age in users],
+        schema={"user_id": pl.Int64, "age": pl.Int64},
+        orient="row",
+    )
+    movie_ids = pl.Series("movie_id", [movie for _, movie in movies], dtype=pl.Int64)
+    _check_listed(ratings_path, ratings, "user_id", user_frame["user_id"], users_path)
+    _check_listed(ratings_path, ratings, "movie_id", movie_ids, movies_path)
+    _log_partial(dataset, "ratings", ratings_path, ratings.height)
     return {
-        "ratings": ratings,
-        "users": pl.DataFrame(users, schema={"user_id": pl.Int64, "age": pl.Int64}, orient="row"),
-        "movie_genres": movie_genres,
-        "genres": list(ML1M_GENRES),
+        "ratings": ratings.select("user_id", "movie_id", "rating"),
+        "users": user_frame,
+        "movie_genres": pl.DataFrame(
+            pairs, schema={"movie_id": pl.Int64, "genre": pl.String}, orient="row"
+        ),
+        "genres": genres or [],
     }
 
 
@@ -364,15 +457,11 @@ def genre_masses(
 def _masses_with_groups(
     parsed: Mapping[str, object], genres: tuple[str, ...], weight: Weight, name: str
 ) -> pl.DataFrame:
+    """(user_id, group, genre, mass) of a reader's result: its readers have checked that every
+    rating's user is listed, so each rating has an age group."""
     ratings: pl.DataFrame = parsed["ratings"]  # type: ignore[assignment]
     users: pl.DataFrame = parsed["users"]  # type: ignore[assignment]
     movie_genres: pl.DataFrame = parsed["movie_genres"]  # type: ignore[assignment]
-    unknown_users = ratings.join(users, on="user_id", how="anti")
-    if unknown_users.height:
-        raise ValueError(
-            f"{name}: {unknown_users.height} ratings are by users missing from the user list, "
-            f"e.g. user {unknown_users['user_id'][0]}"
-        )
     without = users.join(ratings.select("user_id").unique(), on="user_id", how="anti").height
     if without:
         log.info("%s: %d listed users have no ratings in this copy (not used)", name, without)
