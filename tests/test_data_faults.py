@@ -188,7 +188,7 @@ CASES: list[tuple[str, str, str, Callable[[], bytes], tuple[str, ...], str]] = [
         "avazu/train.gz",
         lambda: _half((SHARED_DATA / "avazu" / "train.gz").read_bytes()),
         (),
-        "avazu/train.gz: cannot read after data row",
+        "avazu/train.gz: cannot read after line 1 (data row 0; corrupted or truncated file?)",
     ),
     (
         "avazu-missing-column",
@@ -204,7 +204,7 @@ CASES: list[tuple[str, str, str, Callable[[], bytes], tuple[str, ...], str]] = [
         "avazu/train.csv",
         _bad_bytes,
         ("avazu/train.gz",),
-        "avazu/train.csv: cannot parse the CSV after data row 0: In CSV column #1: Row #4",
+        "avazu/train.csv, line 4: cannot parse the CSV: In CSV column #1: Row #4",
     ),
     (
         "avazu-empty-file",

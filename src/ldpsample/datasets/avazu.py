@@ -47,6 +47,7 @@ from __future__ import annotations
 import gzip
 import logging
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -282,10 +283,16 @@ class _InvalidRows:
                 f"{self.src}, line {row.number}: expected {row.expected_columns} fields, got "
                 f"{row.actual_columns}: {row.text!r:.200}"
             )
+        # the line of the last data row read (1, the header, before any)
+        last = _line_of(rows - 1, 0, self.skipped_lines) if rows else 1
         if isinstance(exc, pa.ArrowInvalid):
-            return ValueError(f"{self.src}: cannot parse the CSV after data row {rows}: {exc}")
+            # pyarrow counts rows as lines of the file, header included ("Row #4")
+            row = re.search(r"Row #(\d+)", str(exc))
+            where = f", line {row.group(1)}" if row else f" after line {last}"
+            return ValueError(f"{self.src}{where}: cannot parse the CSV: {exc}")
         return ValueError(
-            f"{self.src}: cannot read after data row {rows} (corrupted or truncated file?): {exc}"
+            f"{self.src}: cannot read after line {last} (data row {rows}; corrupted or "
+            f"truncated file?): {exc}"
         )
 
 
