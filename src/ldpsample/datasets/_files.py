@@ -30,7 +30,8 @@ def read_raw_bytes(path: str | os.PathLike[str]) -> bytes:
     FileNotFoundError
         If the file does not exist (naming it).
     ValueError
-        If the gzip stream is truncated or corrupt, or the file holds no data.
+        If the gzip stream is truncated or corrupt (naming the line where it breaks off), or
+        the file holds no data.
     """
     path = Path(path)
     with open(path, "rb") as handle:
@@ -40,11 +41,21 @@ def read_raw_bytes(path: str | os.PathLike[str]) -> bytes:
             data = gzip.decompress(data)
         except (EOFError, OSError, zlib.error) as exc:
             raise ValueError(
-                f"{path}: truncated or corrupt gzip file ({exc}); download or copy it again"
+                f"{path}, line {_readable_lines(data) + 1}: truncated or corrupt gzip file "
+                f"({exc}); download or copy it again"
             ) from None
     if not data.strip():
         raise ValueError(f"{path}: empty file (no data lines)")
     return data
+
+
+def _readable_lines(data: bytes) -> int:
+    """Complete lines a damaged gzip stream yields before it breaks off."""
+    stream = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        return stream.decompress(data).count(b"\n")
+    except zlib.error:
+        return 0
 
 
 def read_text_table(
