@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 import numpy as np
 import polars as pl
 import pytest
-from _workflow import SHARED_DATA, copy_workflow, planned_jobs, snakemake, write_config
+from _workflow import ROOT, SHARED_DATA, copy_workflow, planned_jobs, snakemake, write_config
 from oracle import oracle_kernel
 from scipy.special import rel_entr
 
@@ -420,6 +420,17 @@ def test_avazu_synthetic_tables(synthetic_run):
     assert (audit["realized_epsilon"] <= audit["epsilon"] * (1 + 1e-9)).all()
     users = pl.read_csv(results / "audit_users.csv")
     assert users["releases"].sum() == per_user.height
+
+
+def test_readme_names_the_avazu_figures_as_written(synthetic_run):
+    """The README's output table names each attribute's figure as the run writes it (it said
+    figures/<attribute>.png; the files are attribute~C1.png, ...)."""
+    row = "`results/avazu/subcategories.csv`, `figures/attribute~<attribute>.png`"
+    assert row in (ROOT / "README.md").read_text()
+    figures = synthetic_run / "results" / "avazu" / "figures"
+    assert sorted(p.name for p in figures.glob("*.png")) == sorted(
+        f"attribute~{attribute}.png" for attribute in SYNTHETIC["attributes"]
+    )
 
 
 # --------------------------------------------------------------------------------------------
