@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -174,6 +176,41 @@ def test_nothing_left_to_do_after_a_run(default_run):
     """Up to date after the run, in the folder it was moved to: Snakemake records each job's
     input paths, and the library sources among them are relative to the project folder."""
     assert planned_jobs(default_run) == {}
+
+
+def test_a_moved_project_with_its_venv_inside(tmp_path):
+    """README: a `.venv` inside the project moves with it, and `.venv/bin/python -m snakemake`
+    works from the new folder and finds nothing to do (the venv's interpreter is a link to the
+    system's, and the jobs import the library from the moved src/); its commands such as
+    `.venv/bin/snakemake` name the old folder's path and do not (test_readme.py checks the
+    README install's). The venv here sees the test environment's packages through a .pth file
+    instead of a pip install."""
+    project = copy_workflow(tmp_path / "project")
+    venv = project / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    packages = [path for path in sys.path if path.endswith("site-packages")]
+    (next((venv / "lib").glob("python3*")) / "site-packages" / "test-env.pth").write_text(
+        "\n".join(packages) + "\n"
+    )
+    target = ["results/theory/example_1.csv", "--cores", "1"]
+
+    def venv_snakemake(folder, *args):
+        python = folder / ".venv" / "bin" / "python"
+        return subprocess.run(
+            [str(python), "-m", "snakemake", *target, *args],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")},
+        )
+
+    ran = venv_snakemake(project)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    moved = project.rename(tmp_path / "moved")
+    again = venv_snakemake(moved, "--dry-run")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "Nothing to be done" in again.stdout + again.stderr
 
 
 def test_adding_an_epsilon_runs_only_the_new_jobs(default_run):
