@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -211,6 +212,30 @@ def test_a_moved_project_with_its_venv_inside(tmp_path):
     again = venv_snakemake(moved, "--dry-run")
     assert again.returncode == 0, again.stderr[-3000:]
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_a_local_run_with_an_empty_slurm_configuration(default_run):
+    """docs/cluster.md's workaround for the SLURM plugin's `scontrol show config` at import (9 s
+    where the client is installed and no controller answers): `SLURM_CONF=/dev/null` in front
+    of a local command. The run is the same (nothing to do after the default run), and where
+    `scontrol` is installed it fails at once instead of waiting for a controller."""
+    env = {**os.environ, "SLURM_CONF": "/dev/null"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--dry-run"],
+        cwd=default_run,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+    if shutil.which("scontrol"):
+        # (a guard, not a timing: with a configuration it may wait ~9 s for a controller)
+        probe = subprocess.run(
+            ["scontrol", "show", "config"], env=env, capture_output=True, timeout=5
+        )
+        assert probe.returncode != 0
 
 
 def test_adding_an_epsilon_runs_only_the_new_jobs(default_run):
