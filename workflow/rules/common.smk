@@ -1,7 +1,8 @@
-# Helpers every stage needs: the library's light modules, the one config check, ε folder names,
-# the library sources of a rule, experiment toggles, data locations and the final targets. Each
-# stage's own helpers live beside its rules in <stage>_common.smk, included by <stage>.smk
-# (snakemake --lint flags rules and functions in one file).
+# Helpers every stage needs: the library's light modules, the one config check, the onerror
+# handler (failed jobs' causes on the console), ε folder names, the library sources of a rule,
+# experiment toggles, data locations and the final targets. Each stage's own helpers live beside
+# its rules in <stage>_common.smk, included by <stage>.smk (snakemake --lint flags rules and
+# functions in one file).
 import functools
 import importlib.util
 import os
