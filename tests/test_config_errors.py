@@ -61,6 +61,16 @@ def _dotted(path) -> str:
     return text
 
 
+def _with_value(config: dict, path, value) -> dict:
+    """A copy of ``config`` with ``value`` at the key ``path``."""
+    config = copy.deepcopy(config)
+    target = config
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = value
+    return config
+
+
 CONFIGS = {"default": DEFAULT, "paper": _merged(DEFAULT, PAPER)}
 NUMERIC = [(name, path) for name, c in CONFIGS.items() for path in _numeric_paths(c)]
 
@@ -75,11 +85,7 @@ def test_the_shipped_configs_pass():
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")], ids=str)
 def test_every_numeric_key_rejects_nan_and_inf(bad):
     for name, path in NUMERIC:
-        config = copy.deepcopy(CONFIGS[name])
-        target = config
-        for part in path[:-1]:
-            target = target[part]
-        target[path[-1]] = bad
+        config = _with_value(CONFIGS[name], path, bad)
         with pytest.raises(ConfigError) as info:
             check_config(config, SCHEMA)
         first = str(info.value).splitlines()[0]
@@ -258,11 +264,7 @@ def test_every_epsilon_key_is_bounded(value, expected):
     eps~<ε> grows past 118 characters."""
     assert len({_dotted(path).split("[")[0] for _, path in EPSILON_KEYS}) >= 12
     for name, path in EPSILON_KEYS:
-        config = copy.deepcopy(CONFIGS_WITH_EVENTS[name])
-        target = config
-        for part in path[:-1]:
-            target = target[part]
-        target[path[-1]] = value
+        config = _with_value(CONFIGS_WITH_EVENTS[name], path, value)
         if expected is None:
             check_config(config, SCHEMA)
             continue
