@@ -1,14 +1,13 @@
 """The events stage (issue 11) through Snakemake in a temporary copy of the project: small
 events tables written here in every supported format, the output contracts and values (checked
-against the dense kernels of the library, an independent route), reproducible releases, the
-privacy audit failing a run whose kernel is not private, bad input failing with a message that
-names the key, file or value and leaving nothing in results/, and MovieLens-100K from
-../shared/data as an events table."""
+against the dense kernels of the library, an independent route), the privacy audit failing a
+run whose kernel is not private, bad input failing with a message that names the key, file or
+value and leaving nothing in results/, and MovieLens-100K from ../shared/data as an events
+table. Evaluation only: publishing a release is tests/test_publish_workflow.py's."""
 
 from __future__ import annotations
 
 import gzip
-import shutil
 import zipfile
 
 import numpy as np
@@ -64,7 +63,7 @@ def entry(path, **changes):
         on_null="drop",
         epsilons=[1, 4],
         methods=ALL_METHODS,
-        release=True,
+        release=False,
     )
     base.update(changes)
     return base
@@ -207,16 +206,10 @@ def test_events_outputs_and_values(formats_run, suffix):
         audit["realized_epsilon"], audit["epsilon"], rtol=1e-9
     )  # both kernels are tight
     per_user = pl.read_parquet(base / "per_user.parquet")
-    for eps in ("1", "4"):
-        released = pl.read_parquet(base / f"released/eps~{eps}.parquet")
-        assert released.columns == ["user", "attribute", "subcategory", "item"]
-        assert released.height == per_user.filter(pl.col("epsilon") == float(eps)).height
-    users = pl.read_csv(base / "audit_users.csv", schema_overrides={"user": pl.String})
-    assert users.columns == ["user", "epsilon", "releases", "total_epsilon"]
-    assert (users["releases"] <= 3).all() and (
-        users["total_epsilon"] == users["releases"] * users["epsilon"]
-    ).all()
-    assert (users["releases"] == 3).any()  # kept in a country and on both devices: 3ε
+    assert per_user.height == max_tv.filter(pl.col("method") == "minimax")["n_users"].sum()
+    # evaluation draws nothing and publishes nothing
+    assert not (base / "released").exists() and not (base / "publish").exists()
+    assert not (base / "audit_users.csv").exists()
     for attribute in ("country", "device"):
         assert (base / f"figures/{attribute}.png").stat().st_size > 0
     summary = pl.read_csv(base / "summary.csv")
@@ -230,25 +223,6 @@ def test_events_outputs_and_values(formats_run, suffix):
         assert "threads 1; polars thread pool 1\n" in log.read_text(), log
 
 
-def test_events_release_is_reproducible_and_streams_differ(workdir):
-    """Each run builds the released file only (histograms, metrics, release; not the tables
-    and figures), from scratch."""
-    name, other = "repro", "repro-other"
-    released = "results/events/{}/released/eps~2.parquet"
-    run(workdir, name, {name: entry("data/events.parquet", epsilons=[2])}, released.format(name))
-    base = workdir / "results/events" / name
-    first = pl.read_parquet(base / "released/eps~2.parquet")
-    shutil.rmtree(base)
-    run(workdir, name, {name: entry("data/events.parquet", epsilons=[2])}, released.format(name))
-    assert first.equals(pl.read_parquet(base / "released/eps~2.parquet"))
-    run(workdir, other, {other: entry("data/events.parquet", epsilons=[2])}, released.format(other))
-    second = pl.read_parquet(workdir / released.format(other))
-    assert first.select("user", "attribute", "subcategory").equals(
-        second.select("user", "attribute", "subcategory")
-    )
-    assert not first["item"].equals(second["item"])  # another dataset name, another stream
-
-
 def test_events_no_attributes_uniform_prior_and_disabled_entry(workdir):
     name = "whole"
     run(
@@ -260,7 +234,6 @@ def test_events_no_attributes_uniform_prior_and_disabled_entry(workdir):
                 attributes=[],
                 prior="uniform",
                 methods=["minimax", "randomized_response"],
-                release=False,
                 min_users=1,
             ),
             "off": entry("data/missing.parquet", enabled=False),
@@ -278,7 +251,7 @@ def test_events_no_attributes_uniform_prior_and_disabled_entry(workdir):
 
 def test_events_audit_fails_on_a_non_private_kernel(tmp_path):
     """Inject a kernel built for 3ε while claiming ε: the metrics job fails and nothing of the
-    dataset's published results (releases, audit) is left."""
+    dataset's results (tables, audit) is left."""
     wd = copy_workflow(tmp_path / "wf")
     (wd / "data").mkdir()
     small_events().write_parquet(wd / "data/events.parquet")
@@ -293,8 +266,8 @@ def test_events_audit_fails_on_a_non_private_kernel(tmp_path):
     logs = "".join(p.read_text() for p in (wd / "logs/events_metrics/leaky").glob("*.log"))
     assert "privacy audit FAILED" in logs and "exceeds the claimed epsilon" in logs
     base = wd / "results/events/leaky"
-    assert not list(base.glob("released/*")) and not (base / "audit.csv").exists()
-    for part in ("per_user", "audit", "released"):  # histograms of the attributes stay
+    assert not (base / "audit.csv").exists() and not (base / "max_tv.csv").exists()
+    for part in ("per_user", "audit"):  # histograms of the attributes stay
         assert not list(base.glob(f"work/attribute~*/{part}.parquet"))
 
 

@@ -36,8 +36,10 @@ _EXPORTS: dict[str, str] = {
     "check_distributions": "ldpsample._validation",
     "check_epsilon": "ldpsample._validation",
     "check_kernel": "ldpsample.audit",
+    "epsilon_lower_bound": "ldpsample.empirical",
     "f_divergence": "ldpsample.divergences",
     "get_divergence": "ldpsample.divergences",
+    "inverse_cdf": "ldpsample.sampling",
     "kl_divergence": "ldpsample.divergences",
     "linear_minimax": "ldpsample.baselines",
     "minimax_coefficients": "ldpsample.minimax",
@@ -76,8 +78,10 @@ __all__ = [
     "check_distributions",
     "check_epsilon",
     "check_kernel",
+    "epsilon_lower_bound",
     "f_divergence",
     "get_divergence",
+    "inverse_cdf",
     "kl_divergence",
     "linear_minimax",
     "minimax_coefficients",
@@ -132,6 +136,7 @@ if TYPE_CHECKING:  # static analysers see the eager imports
         point_mass_divergence,
         tv_distance,
     )
+    from ldpsample.empirical import epsilon_lower_bound
     from ldpsample.minimax import (
         MinimaxKernel,
         apply_minimax,
@@ -147,4 +152,4 @@ if TYPE_CHECKING:  # static analysers see the eager imports
         relative_mollifier_kl,
         relative_mollifier_tv,
     )
-    from ldpsample.sampling import release_minimax, sample_categorical
+    from ldpsample.sampling import inverse_cdf, release_minimax, sample_categorical

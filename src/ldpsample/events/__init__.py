@@ -1,11 +1,12 @@
 """Your own data: an events table (user, item, optional weights, attribute columns) through the
-mechanisms of :mod:`ldpsample` — histograms per attribute subcategory, utility of every method,
-ε-LDP released samples from the minimax sampler and their privacy audit.
+mechanisms of :mod:`ldpsample` — histograms per attribute subcategory, utility of every method
+and the audit of every kernel used (evaluation; publishing a release is
+:mod:`ldpsample.publish`).
 
 Modules: :mod:`~ldpsample.events.table` (reading and checking a table),
 :mod:`~ldpsample.events.histograms` (subcategories, kept users, items, public priors),
-:mod:`~ldpsample.events.metrics` (one attribute, all ε: divergences, release, audit),
-:mod:`~ldpsample.events.release` (release kernel, seeds, audit check),
+:mod:`~ldpsample.events.metrics` (one attribute, all ε: divergences, audit),
+:mod:`~ldpsample.events.release` (the release kernel and its audit check),
 :mod:`~ldpsample.events.tables` (published tables); its figure is
 :mod:`ldpsample.figures.events`.
 """

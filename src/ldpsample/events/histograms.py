@@ -46,6 +46,8 @@ __all__ = [
     "SUBCATEGORY_SCHEMA",
     "EventHistograms",
     "build_event_histograms",
+    "event_users",
+    "public_prior_masses",
 ]
 
 log = logging.getLogger(__name__)
@@ -174,14 +176,21 @@ def _raise_on_checks(
             )
 
 
-def _public_prior(
+def public_prior_masses(
     prior: Mapping[str, Any],
     *,
     key: str,
     attributes: Sequence[str],
     items: Sequence[str] | None,
 ) -> list[pl.LazyFrame]:
-    """Per attribute: (subcategory, item, mass) of the public table's pooled counts."""
+    """Per attribute: lazy ``(subcategory, item, mass)`` of a public table's pooled counts.
+
+    ``prior`` is the ``prior: {path, user, item, count, attributes}`` mapping of an events
+    entry (``key`` is ``events.<name>``, for messages); ``attributes`` the entry's attributes
+    (the public table names one column per attribute, same order; none: one subcategory
+    ``"all"``); ``items`` restricts the items (None: all). Rows with a null user, item or
+    subcategory are ignored.
+    """
     p_user, p_item, p_count = prior["user"], prior["item"], prior.get("count")
     p_attributes = list(prior.get("attributes") or [])
     if len(p_attributes) != len(attributes):
@@ -231,6 +240,7 @@ def build_event_histograms(
     min_users: int = 100,
     exclude_users: Sequence[Any] = (),
     on_null: str = "drop",
+    domain: pl.DataFrame | None = None,
     engine: str = "streaming",
 ) -> EventHistograms:
     """Kept users' histograms per (attribute, subcategory), the subcategory table and (for a
@@ -239,6 +249,13 @@ def build_event_histograms(
     Parameters mirror the ``events.<name>`` config keys (``key`` is ``events.<name>``, used in
     messages). ``attributes=()`` makes the whole table one subcategory ``"all"`` of attribute
     ``"all"``.
+
+    ``domain`` (a release's public spec: ``attribute, subcategory, item, q`` rows, e.g. its
+    ``domain.csv``) replaces every data-derived choice of items and prior: each subcategory's
+    items are the spec's, in full, ``top_items``/``rank_items_by``/``items``/``prior`` are not
+    used, the priors table holds the spec's ``q`` on every item of each kept subcategory, and
+    the subcategories table lists every subcategory of the spec (one without users is skipped,
+    one of the table that the spec lacks is skipped as outside the spec).
 
     Raises
     ------
@@ -270,7 +287,15 @@ def build_event_histograms(
 
     weight = _number(count) if count is not None else pl.lit(1.0)
     base = raw.filter(pl.col(user).is_not_null() & pl.col(item).is_not_null())
-    if items is not None:
+    if domain is not None:
+        domain = domain.select(
+            pl.col("attribute").cast(pl.String),
+            pl.col("subcategory").cast(pl.String),
+            pl.col("item").cast(pl.String),
+            pl.col("q").cast(pl.Float64),
+        )
+        base = base.filter(pl.col(item).is_in(domain["item"].unique().implode()))
+    elif items is not None:
         base = base.filter(pl.col(item).is_in([str(i) for i in items]))
     if exclude_users:
         base = base.filter(~pl.col(user).is_in([str(u) for u in exclude_users]))
@@ -319,8 +344,8 @@ def build_event_histograms(
         checks, path=path, key=key, columns=numeric, user=user, item=item, on_null=on_null
     )
     public = None
-    if isinstance(prior, Mapping):
-        public = _public_prior(
+    if isinstance(prior, Mapping) and domain is None:
+        public = public_prior_masses(
             prior,
             key=key,
             attributes=attributes,
@@ -330,6 +355,10 @@ def build_event_histograms(
 
     def tops_of(ranked: pl.DataFrame, name: str) -> pl.DataFrame:
         a = f"a:{name}"
+        if domain is not None:  # the spec's items, whatever the data
+            return domain.filter(pl.col("attribute") == name).select(
+                pl.col("subcategory").alias(a), "item"
+            )
         ordered = ranked.sort([a, "rank", "item"], descending=[False, True, False])
         top = ordered.group_by(a, maintain_order=True).head(top_items) if top_items else ordered
         return top.select(a, "item")
@@ -360,6 +389,8 @@ def build_event_histograms(
                     *[pl.col("count").alias(c) for c in ("rank", "activity") if c not in sums]
                 )
             triples = triples.filter(pl.col(a).is_not_null())
+            if domain is not None:  # joined with the spec's (text) subcategories
+                triples = triples.with_columns(pl.col(a).cast(pl.String))
             rows_list.append(triples.group_by(a).agg(pl.col("rows").sum()))
             kept = triples.join(active, on="user", how="semi")
             # Global scope ranks items among the kept users' rows (the published Avazu code),
@@ -387,6 +418,8 @@ def build_event_histograms(
                 .select("user")
             ]
         )[0]
+        if domain is not None:  # joined with the spec's (text) subcategories
+            base = base.with_columns(pl.col(f"a:{n}").cast(pl.String) for n in names)
         kept_rows = base.join(active.lazy(), on="user", how="semi")
         # Pass 2 (small results): rows per subcategory and the item ranking, for every
         # attribute. Global scope ranks items among the kept users' rows (the published Avazu
@@ -438,18 +471,39 @@ def build_event_histograms(
             pl.col("user").n_unique().cast(pl.Int64).alias("kept_users"),
             pl.col("item").n_unique().cast(pl.Int64).alias("items"),
         )
+        in_spec = pl.lit(True)
+        if domain is not None:  # every subcategory of the spec, also those without rows
+            spec_subs = (
+                domain.filter(pl.col("attribute") == name)
+                .select("subcategory")
+                .unique()
+                .with_columns(pl.lit(True).alias("_in_spec"))
+            )
+            rows = spec_subs.join(rows, on="subcategory", how="full", coalesce=True).with_columns(
+                pl.col("rows").fill_null(0), pl.col("_in_spec").fill_null(False)
+            )
+            in_spec = pl.col("_in_spec")
+        no_user = (
+            f"no user with data on the spec's items and activity >= min_user_count "
+            f"({min_user_count})"
+            if domain is not None
+            else f"no user with activity >= min_user_count ({min_user_count})"
+        )
+        enough_users = in_spec & (pl.col("kept_users") >= min_users)
         table = (
             rows.join(per_sub, on="subcategory", how="left")
             .with_columns(pl.col("kept_users", "items").fill_null(0))
             .with_columns(
-                pl.when(pl.col("kept_users") >= min_users)
+                pl.when(enough_users)
                 .then(pl.lit("kept"))
                 .otherwise(pl.lit("skipped"))
                 .alias("status"),
-                pl.when(pl.col("kept_users") >= min_users)
+                pl.when(enough_users)
                 .then(pl.lit(""))
+                .when(~in_spec)
+                .then(pl.lit("not a subcategory of the release spec"))
                 .when(pl.col("kept_users") == 0)
-                .then(pl.lit(f"no user with activity >= min_user_count ({min_user_count})"))
+                .then(pl.lit(no_user))
                 .otherwise(
                     pl.format("{} users < min_users ({})", pl.col("kept_users"), pl.lit(min_users))
                 )
@@ -466,7 +520,14 @@ def build_event_histograms(
                 pl.lit(name).alias("attribute"), "subcategory", "user", "item", "count"
             ).cast(HISTOGRAM_SCHEMA)
         )
-        if public is not None:
+        if domain is not None:  # the spec's q on every item of each kept subcategory
+            prior_frames.append(
+                domain.filter(pl.col("attribute") == name)
+                .join(kept, on="subcategory", how="semi")
+                .select(list(PRIOR_SCHEMA))
+                .cast(PRIOR_SCHEMA)
+            )
+        elif public is not None:
             masses = masses_all[index].with_columns(pl.col("subcategory").cast(pl.String))
             lacking = sorted(set(kept["subcategory"]) - set(masses["subcategory"]))
             if lacking:
@@ -511,3 +572,38 @@ def build_event_histograms(
             "%s: no subcategory of any attribute was kept (see the subcategories table)", key
         )
     return EventHistograms(histograms, priors, subcategories, stats)
+
+
+def event_users(
+    path: PathLike,
+    *,
+    key: str,
+    user: str,
+    exclude_users: Sequence[Any] = (),
+    on_null: str = "drop",
+) -> pl.Series:
+    """Every user of an events table (the roster of a release), sorted: one lazy scan of the
+    user column, nulls dropped (or an error with ``on_null="error"``) and ``exclude_users``
+    removed, as :func:`build_event_histograms` does."""
+    lf = scan_events(path, [(user, f"{key}.user")], key=f"{key}.path", strings=[user])
+    try:
+        users, nulls = pl.collect_all(
+            [
+                lf.select(pl.col(user).drop_nulls().unique().sort().alias("user")),
+                lf.select(pl.col(user).is_null().sum().alias("n")),
+            ]
+        )
+    except pl.exceptions.PolarsError as exc:
+        raise EventsTableError(
+            f"{path}: cannot read the events table (config key {key}.path): "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    if nulls.item() and on_null == "error":
+        raise EventsTableError(
+            f"{path}: column {user!r} (config key {key}.user) has {nulls.item()} null values "
+            f"(config key {key}.on_null: error; set drop to drop them)"
+        )
+    series = users["user"]
+    if exclude_users:
+        series = series.filter(~series.is_in([str(u) for u in exclude_users]))
+    return series

@@ -1,16 +1,15 @@
-"""The released samples and their privacy audit: which kernel releases, how it is seeded, and
-the check that its realised ε does not exceed the claimed ε.
+"""The release kernel and its privacy audit: which kernel evaluation scores and a release
+draws from, and the check that its realised ε does not exceed the claimed ε.
 
-The released item of a user is drawn from ``p K`` where ``K`` is the minimax-optimal kernel of
-the subcategory's public prior (:func:`ldpsample.minimax_coefficients`,
-:func:`ldpsample.apply_minimax`, :func:`ldpsample.sample_categorical`). The audit looks only at
-the matrix of the kernel actually used (:func:`ldpsample.realized_epsilon`), so it would catch a
-kernel built wrongly anywhere upstream.
+A user's released item is drawn from ``p K`` where ``K`` is the minimax-optimal kernel of the
+subcategory's public prior (:func:`ldpsample.minimax_coefficients`); the evaluation
+(:mod:`ldpsample.events.metrics`) and the client-side release (:mod:`ldpsample.publish.client`)
+both build it here. The audit looks only at the matrix of the kernel actually used
+(:func:`ldpsample.realized_epsilon`), so it would catch a kernel built wrongly anywhere
+upstream.
 """
 
 from __future__ import annotations
-
-import zlib
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,7 +23,6 @@ __all__ = [
     "audit_kernel",
     "epsilon_text",
     "minimax_release_kernel",
-    "release_rng",
 ]
 
 #: Rounding allowed between a kernel's realised ε and its claimed ε (relative to max(1, ε)).
@@ -43,13 +41,6 @@ def epsilon_text(epsilon: float) -> str:
 def minimax_release_kernel(q: NDArray[np.float64], *, epsilon: float) -> MinimaxKernel:
     """The kernel that releases (and whose audit is recorded) for prior ``q`` at ``epsilon``."""
     return minimax_coefficients(q, epsilon=epsilon)
-
-
-def release_rng(seed: int, name: str, attribute: str, epsilon: float) -> np.random.Generator:
-    """Generator of one (dataset, attribute, ε) release: the config seed and stable crc32 codes
-    of the names and ε (independent streams per job, the same draws on every run)."""
-    codes = [zlib.crc32(str(v).encode()) for v in (name, attribute, epsilon_text(epsilon))]
-    return np.random.default_rng(np.random.SeedSequence([int(seed), *codes]))
 
 
 def audit_kernel(K: NDArray[np.float64], *, epsilon: float, what: str) -> float:

@@ -1,5 +1,6 @@
-"""The tables an events experiment publishes, from the per-attribute parts: worst cases over
-users, win summaries, the kernel audit and each user's privacy cost (sequential composition)."""
+"""The evaluation tables of an events experiment, from the per-attribute parts: worst cases
+over users, win summaries and the kernel audit (an operator's view; what a release publishes and
+what it costs each user are :mod:`ldpsample.publish`'s)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,8 @@ from ldpsample.events.metrics import AUDIT_SCHEMA, METHODS
 from ldpsample.events.release import EPSILON_TOLERANCE, PrivacyAuditError
 
 __all__ = [
-    "AUDIT_USERS_SCHEMA",
     "SUMMARY_SCHEMA",
     "WIN_SUMMARY_SCHEMA",
-    "audit_users",
     "check_audit",
     "concat_attribute_parts",
     "max_over_users",
@@ -35,12 +34,6 @@ WIN_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
 }
 
 SUMMARY_SCHEMA: dict[str, pl.DataType] = {"divergence": pl.String(), **WIN_SUMMARY_SCHEMA}
-AUDIT_USERS_SCHEMA: dict[str, pl.DataType] = {
-    "user": pl.String(),
-    "epsilon": pl.Float64(),
-    "releases": pl.Int64(),
-    "total_epsilon": pl.Float64(),
-}
 
 
 def max_over_users(
@@ -227,27 +220,12 @@ def check_audit(audit: pl.DataFrame) -> None:
         )
 
 
-def audit_users(per_user: pl.DataFrame) -> pl.DataFrame:
-    """Per user and ε setting: how many items the user releases (one per kept subcategory of
-    every attribute) and their total ε under sequential composition (releases × ε)."""
-    if per_user.height == 0:
-        return pl.DataFrame(schema=AUDIT_USERS_SCHEMA)
-    return (
-        per_user.group_by("user", "epsilon")
-        .agg(pl.len().cast(pl.Int64).alias("releases"))
-        .with_columns((pl.col("releases") * pl.col("epsilon")).alias("total_epsilon"))
-        .select(list(AUDIT_USERS_SCHEMA))
-        .cast(AUDIT_USERS_SCHEMA)
-        .sort("epsilon", "user")
-    )
-
-
 def concat_attribute_parts(parts: Sequence[pl.DataFrame]) -> pl.DataFrame:
-    """Per-attribute parts (per-user or released rows) as one table, in (epsilon, attribute,
+    """Per-attribute parts (per-user rows) as one table, in (epsilon, attribute,
     subcategory, user) order.
 
     Each part holds one attribute in (epsilon, subcategory, user) order, as
-    :func:`ldpsample.events.evaluate_attribute` returns its ``per_user`` and ``released``; the
+    :func:`ldpsample.events.evaluate_attribute` returns its ``per_user``; the
     parts are interleaved ε by ε and attribute by attribute instead of sorting the rows (the
     same table: on the full-size Avazu log, 6.5 M rows whose string keys took seconds to sort).
     """
