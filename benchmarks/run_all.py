@@ -19,6 +19,8 @@ Rows (``--only`` takes any of these names, several allowed):
   (:mod:`ldpsample.reference`, shared with the tests);
 * ``dense-10000``: dense kernel n = 10,000, closed form;
 * ``apply-1e6x100``: :func:`apply_minimax`, 10^6 users x n = 100;
+* ``audit-1e6``: :func:`minimax_realized_epsilon`, the O(n) audit of a 10^6-item kernel
+  (target < 1 s), and at n = 10,000 beside the dense ``realized_epsilon(K)``;
 * ``mollifier-1e5x100``: KL and TV closed forms, 10^5 users x n = 100, and cvxpy with one
   problem per user (extrapolated, as in ``bench_mollifier.py``);
 * ``avazu``: Avazu-shaped log (``--avazu-rows``, default 10^6; the README quotes 10^7 and the full
@@ -266,6 +268,18 @@ def _wpm_subject(quick: bool) -> object:
     return wasserstein_projection(P, C, mu, epsilon=EPSILON, solver="pot")
 
 
+def _audit_n(quick: bool) -> int:
+    return 100_000 if quick else 1_000_000
+
+
+def _audit_subject(quick: bool) -> object:
+    from ldpsample.audit import minimax_realized_epsilon
+    from ldpsample.minimax import minimax_coefficients
+
+    kernel = minimax_coefficients(_prior(_audit_n(quick), 9), epsilon=EPSILON)
+    return minimax_realized_epsilon(kernel)
+
+
 def _avazu_rows(quick: bool) -> int:
     return 200_000 if quick else int(os.environ.get("RUN_ALL_AVAZU_ROWS", 1_000_000))
 
@@ -465,6 +479,45 @@ def row_apply_1e6(quick: bool) -> Row:
                 ratio_of="apply_minimax (coefficients precomputed)",
             )
         )
+    return row
+
+
+@register("audit-1e6", _audit_subject)
+def row_audit(quick: bool) -> Row:
+    from ldpsample.audit import minimax_realized_epsilon, realized_epsilon
+    from ldpsample.minimax import minimax_coefficients
+
+    n = _audit_n(quick)
+    kernel = minimax_coefficients(_prior(n, 9), epsilon=EPSILON)
+    realized = minimax_realized_epsilon(kernel)
+    small = 2_000 if quick else 10_000
+    small_kernel = minimax_coefficients(_prior(small, 10), epsilon=EPSILON)
+    K = small_kernel.dense()
+    same = minimax_realized_epsilon(small_kernel) == realized_epsilon(K)
+    mib = K.nbytes / 2**20
+    row = Row("audit-1e6", f"realised ε of the minimax kernel, n = {n:,} (O(n), no matrix)")
+    row.measures = [
+        Measure(
+            "minimax_realized_epsilon (kernel's arrays)",
+            best_time(lambda: minimax_realized_epsilon(kernel)),
+            f"realised ε = {realized!r} for ε = {EPSILON:g}",
+            limit=1,
+        ),
+        Measure(
+            "minimax_coefficients (building the kernel, for scale)",
+            best_time(lambda: minimax_coefficients(_prior(n, 9), epsilon=EPSILON)),
+        ),
+        Measure(
+            f"minimax_realized_epsilon, n = {small:,}",
+            best_time(lambda: minimax_realized_epsilon(small_kernel)),
+            f"equal to the dense audit: {'yes' if same else 'NO'}",
+        ),
+        Measure(
+            f"dense realized_epsilon(K), n = {small:,} (K built beforehand, {mib:,.0f} MiB)",
+            best_time(lambda: realized_epsilon(K)),
+            ratio_of=f"minimax_realized_epsilon, n = {small:,}",
+        ),
+    ]
     return row
 
 

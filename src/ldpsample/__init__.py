@@ -42,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "linear_minimax": "ldpsample.baselines",
     "minimax_coefficients": "ldpsample.minimax",
     "minimax_kernel": "ldpsample.minimax",
+    "minimax_realized_epsilon": "ldpsample.audit",
     "minimax_risk": "ldpsample.minimax",
     "mollifier_bounds": "ldpsample.mollifier",
     "mollifier_projection": "ldpsample.mollifier",
@@ -82,6 +83,7 @@ __all__ = [
     "linear_minimax",
     "minimax_coefficients",
     "minimax_kernel",
+    "minimax_realized_epsilon",
     "minimax_risk",
     "mollifier_bounds",
     "mollifier_projection",
@@ -114,6 +116,7 @@ if TYPE_CHECKING:  # static analysers see the eager imports
     )
     from ldpsample.audit import (
         check_kernel,
+        minimax_realized_epsilon,
         preserves_prior,
         realized_epsilon,
         worst_case_divergence,
