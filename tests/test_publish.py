@@ -20,6 +20,7 @@ from ldpsample import (
     apply_minimax,
     epsilon_lower_bound,
     inverse_cdf,
+    inverse_cdf_sorted,
     minimax_coefficients,
     minimax_kernel,
     sample_categorical,
@@ -41,7 +42,6 @@ from ldpsample.publish import (
     spec_sha256,
     write_spec,
 )
-from ldpsample.publish.client import _draw_from_one
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -215,8 +215,6 @@ def test_inverse_cdf_is_sample_categoricals_draw():
     P /= P.sum(axis=1, keepdims=True)
     want = sample_categorical(P, rng=np.random.default_rng(9))
     assert np.array_equal(inverse_cdf(P, np.random.default_rng(9).random(500)), want)
-    u = rng.random(300)
-    assert np.array_equal(_draw_from_one(P[0], u), inverse_cdf(np.tile(P[0], (300, 1)), u))
     with pytest.raises(ValueError, match="uniforms must lie in"):
         inverse_cdf(P[:2], [0.5, 1.0])
 
@@ -280,6 +278,43 @@ def test_a_users_seeded_draws_do_not_depend_on_other_users(seed, drop, eps):
         spec, hist.filter(pl.col("user").is_in(kept)), uniforms=SeededUniforms(seed), users=kept
     ).released
     assert part.equals(full.filter(pl.col("user").is_in(kept)))
+
+
+def test_the_clients_sparse_draws_are_the_dense_inverse_cdf_of_pK(tmp_path):
+    """release_items draws in O(k log n) (sample_minimax_sparse); the same uniforms on the dense
+    p K (apply_minimax) in the kernel's sorted order give the same items, users without data
+    drawing from q."""
+    spec = spec_of(
+        public_table(tmp_path / "public.parquet"), items=["a", "b", "c", "d"], prior_smoothing=0.1
+    )
+    rng = np.random.default_rng(5)
+    rows = [
+        (f"u{u}", "country", sub, item, float(rng.integers(1, 4)))
+        for u in range(30)
+        for sub in ("de", "fr")
+        for item in "abcd"
+        if rng.random() < 0.3
+    ]
+    users = sorted(f"u{u}" for u in range(35))  # five without any data
+    result = release_items(spec, histograms(rows), uniforms=SeededUniforms(8), users=users)
+    hist = histograms(rows)
+    for (attribute, sub), eps in ((("country", "de"), 1.0), (("country", "fr"), 2.0)):
+        items, q = spec.prior_of(attribute, sub)
+        P = np.tile(q, (35, 1))
+        for i, user in enumerate(users):
+            mine = hist.filter((pl.col("user") == user) & (pl.col("subcategory") == sub))
+            if mine.height:
+                counts = np.array(
+                    [mine.filter(pl.col("item") == it)["count"].sum() for it in items], float
+                )
+                P[i] = counts / counts.sum()
+        K = minimax_coefficients(q, epsilon=eps)
+        u = SeededUniforms(8).uniforms(
+            users, attribute=attribute, subcategory=sub, epsilon=eps, sample=0
+        )
+        want = items.gather(inverse_cdf_sorted(apply_minimax(P, K), K, uniforms=u)).to_list()
+        got = result.released.filter((pl.col("subcategory") == sub) & (pl.col("epsilon") == eps))
+        assert got["user"].to_list() == users and got["item"].to_list() == want
 
 
 def test_the_release_distribution_is_pK_of_the_specs_prior_not_p(tmp_path):

@@ -215,7 +215,7 @@ def evaluate_attribute(
             K_minimax = make_kernel(q, epsilon=eps) if "minimax" in methods else None
             if K_minimax is not None:
                 realized = _release.audit_kernel(
-                    K_minimax.dense(), epsilon=eps, what=f"{what}, minimax kernel"
+                    K_minimax, epsilon=eps, what=f"{what}, minimax kernel"
                 )
                 audit.append((attribute, subcategory, eps, "minimax", n, realized))
             K_rr = None

@@ -2,12 +2,15 @@
 subcategory, ε, sample) out. Usable without Snakemake (a notebook, or each user's own device).
 
 Every input other than the users' histograms is public (the spec) or secret randomness (a
-:class:`~ldpsample.publish.randomness.UniformSource`). A user's draw in a subcategory is
-``inverse_cdf(p K_{q,ε}, u)`` with ``q`` the spec's prior on the subcategory's full domain,
-``K`` the minimax kernel (:func:`ldpsample.events.release.minimax_release_kernel`, the kernel
-code of the pipeline's evaluation) and ``u`` the user's own uniform; the spec's domain order is
-the kernel's sorted order (ascending ``q``). Where the user has no data in a subcategory,
-``p := q`` and the draw comes from ``qK = q``: it says nothing about the user. With hidden
+:class:`~ldpsample.publish.randomness.UniformSource`). A user's draw in a subcategory is the
+inverse CDF of ``p K_{q,ε}`` at the user's own uniform ``u``, with ``q`` the spec's prior on the
+subcategory's full domain and ``K`` the minimax kernel
+(:func:`ldpsample.events.release.minimax_release_kernel`, the kernel code of the pipeline's
+evaluation), audited in O(n) before any draw. Draws take O(k log n) for a user with ``k``
+items (:func:`ldpsample.sample_minimax_sparse`; docs/minimax-sparse.md), the CDF in the
+kernel's sorted order, which is the spec's domain order (ascending ``q``). Where the user has
+no data in a subcategory, ``p := q`` and the draw comes from ``qK = q``: it says nothing about
+the user. With hidden
 membership (the default) every user of ``users`` releases in every subcategory; with
 ``attributes_public`` only where it has data.
 
@@ -27,10 +30,9 @@ import polars as pl
 from numpy.typing import NDArray
 
 from ldpsample.events import release as _release
-from ldpsample.minimax import apply_minimax
+from ldpsample.minimax_sparse import sample_minimax_sparse
 from ldpsample.publish.randomness import UniformSource
 from ldpsample.publish.spec import ReleaseSpec
-from ldpsample.sampling import inverse_cdf
 
 __all__ = ["HISTOGRAM_COLUMNS", "RELEASED_SCHEMA", "REPORT_SCHEMA", "Release", "release_items"]
 
@@ -80,16 +82,6 @@ class Release:
     released: pl.DataFrame
     report: pl.DataFrame
     rows_outside_domain: int
-
-
-def _draw_from_one(p: NDArray[np.float64], u: NDArray[np.float64]) -> NDArray[np.intp]:
-    """Inverse-CDF draws from one distribution for many uniforms (the same items as
-    :func:`ldpsample.inverse_cdf` on copies of ``p``)."""
-    if not u.size:
-        return np.empty(0, dtype=np.intp)
-    index = np.searchsorted(np.cumsum(p), u, side="right")
-    last = p.shape[0] - 1 - int(np.argmax(p[::-1] > 0))
-    return np.minimum(index, last)
 
 
 def _check_histograms(histograms: pl.DataFrame) -> pl.DataFrame:
@@ -190,33 +182,24 @@ def release_items(
     report = []
     for attribute, subcategory in spec.subcategories:
         items, q = spec.prior_of(attribute, subcategory)
-        n = q.shape[0]
         rows = parts.get((attribute, subcategory))
-        with_data, P, zero_mass = _user_matrix(rows, n, q)
-        if spec.attributes_public:
-            without = pl.Series("user", [], dtype=pl.String)
-        else:
-            without = roster.filter(~roster.is_in(with_data.implode()))
-        names = pl.concat([with_data, without])
-        order = np.argsort(names.to_numpy(), kind="stable")
-        names = names.gather(order)
+        with_data = _users_with_data(rows)
+        names = with_data if spec.attributes_public else roster
+        indptr, indices, data = _csr(rows, names)
+        zero_mass = _zero_mass_users(indptr, indices, data, q)
         for eps in spec.epsilons:
             what = f"release of {spec.name}, {attribute}={subcategory!r}, epsilon={eps!r}"
             K = make_kernel(q, epsilon=eps)
-            realized = _release.audit_kernel(K.dense(), epsilon=eps, what=f"{what}, minimax")
-            R = apply_minimax(P, K, check_input=False) if P.shape[0] else P
+            realized = _release.audit_kernel(K, epsilon=eps, what=f"{what}, minimax")
             for sample in range(spec.samples):
-                common = dict(attribute=attribute, subcategory=subcategory, epsilon=eps)
-                u_data = uniforms.uniforms(with_data.to_list(), sample=sample, **common)
-                u_none = uniforms.uniforms(without.to_list(), sample=sample, **common)
-                index = np.concatenate(
-                    [
-                        inverse_cdf(R, u_data, check_input=False)
-                        if P.shape[0]
-                        else np.empty(0, dtype=np.intp),
-                        _draw_from_one(q, u_none),
-                    ]
-                )[order]
+                u = uniforms.uniforms(
+                    names.to_list(),
+                    attribute=attribute,
+                    subcategory=subcategory,
+                    epsilon=eps,
+                    sample=sample,
+                )
+                index = sample_minimax_sparse(K, indptr, indices, data, uniforms=u)
                 released[eps].append(
                     pl.DataFrame(
                         {
@@ -235,11 +218,11 @@ def release_items(
                     attribute,
                     subcategory,
                     eps,
-                    n,
+                    q.shape[0],
                     realized,
                     names.len(),
                     with_data.len(),
-                    without.len(),
+                    names.len() - with_data.len(),
                     zero_mass,
                 )
             )
@@ -256,21 +239,43 @@ def release_items(
     )
 
 
-def _user_matrix(
-    rows: pl.DataFrame | None, n: int, q: NDArray[np.float64]
-) -> tuple[pl.Series, NDArray[np.float64], int]:
-    """Sorted users with data, their normalised histograms over the ``n`` positions, and how
-    many hold mass on an item of ``q = 0``."""
+def _users_with_data(rows: pl.DataFrame | None) -> pl.Series:
+    """The sorted users with a positive count on the subcategory's domain."""
+    if rows is None:
+        return pl.Series("user", [], dtype=pl.String)
+    return rows["user"].unique().sort()
+
+
+def _csr(
+    rows: pl.DataFrame | None, names: pl.Series
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
+    """CSR arrays of ``names``' counts over the domain positions (an empty row: no data,
+    ``p := q``), for :func:`ldpsample.sample_minimax_sparse`."""
     if rows is None or rows.height == 0:
-        return pl.Series("user", [], dtype=pl.String), np.empty((0, n)), 0
-    users = rows["user"].unique().sort()
-    user_index = (rows["user"].rank("dense") - 1).to_numpy().astype(np.intp)
-    position = rows["position"].to_numpy().astype(np.intp)
-    counts = np.bincount(
-        user_index * n + position,
-        weights=rows["count"].to_numpy(),
-        minlength=users.len() * n,
-    ).reshape(users.len(), n)
-    P = counts / counts.sum(axis=1, keepdims=True)
-    zero_mass = int(np.count_nonzero((P[:, q == 0] > 0).any(axis=1))) if (q == 0).any() else 0
-    return users, P, zero_mass
+        return np.zeros(names.len() + 1, dtype=np.int64), np.empty(0, np.int64), np.empty(0)
+    index = pl.DataFrame({"user": names, "_row": np.arange(names.len(), dtype=np.int64)})
+    cells = (
+        rows.join(index, on="user", how="inner")
+        .group_by("_row", "position")
+        .agg(pl.col("count").sum())
+        .sort("_row", "position")
+    )
+    row = cells["_row"].to_numpy()
+    indptr = np.zeros(names.len() + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row, minlength=names.len()), out=indptr[1:])
+    return indptr, cells["position"].to_numpy().astype(np.int64), cells["count"].to_numpy()
+
+
+def _zero_mass_users(
+    indptr: NDArray[np.int64],
+    indices: NDArray[np.int64],
+    data: NDArray[np.float64],
+    q: NDArray[np.float64],
+) -> int:
+    """How many users hold mass on an item of ``q = 0`` (never released: such mass is drawn
+    as if it were q)."""
+    held = (q[indices] == 0) & (data > 0)
+    if not held.any():
+        return 0
+    rows = np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr))
+    return int(np.unique(rows[held]).size)
