@@ -459,3 +459,14 @@ def test_release_key_defaults_match_the_schema():
     assert defaults["release"] is False
     schema = yaml.safe_load((ROOT / "workflow/schemas/events.schema.yaml").read_text())
     assert "release_seed" in schema["$defs"]["dataset"]["properties"]
+
+
+def test_the_python_example_of_publishing_md_runs(capsys):
+    """docs/publishing.md's client-side example, executed as printed."""
+    text = (ROOT / "docs/publishing.md").read_text()
+    block = text.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict = {}
+    exec(compile(block, "docs/publishing.md", "exec"), namespace)
+    released = namespace["release"].released
+    assert released.height == 1 and released["item"][0] in {"news", "sports", "music"}
+    assert "epsilon" in capsys.readouterr().out

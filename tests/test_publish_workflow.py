@@ -13,7 +13,8 @@ import shutil
 import numpy as np
 import polars as pl
 import pytest
-from _workflow import copy_workflow, result_files, snakemake, write_config
+import yaml
+from _workflow import ROOT, copy_workflow, need_shared_data, result_files, snakemake, write_config
 
 from ldpsample import epsilon_lower_bound, minimax_kernel, tv_distance
 
@@ -457,3 +458,33 @@ def test_a_broken_kernel_in_the_publication_leaves_no_release_and_no_spend(tmp_p
 
     with sqlite3.connect(wd / f"privacy/{name}.ledger.sqlite") as connection:
         assert connection.execute("SELECT COUNT(*) FROM draws").fetchone() == (0,)
+
+
+@pytest.mark.data
+def test_the_worked_example_of_publishing_md_runs_as_printed(tmp_path):
+    """docs/publishing.md's YAML is config/examples/publish-movielens.yaml; its command, run on
+    ../shared/data, publishes ML-1M users under the ML-100K prior and refuses a second release
+    of the same users past the budget of 50 (30 per run)."""
+    shared = need_shared_data("ml-1m", "ml-100k")
+    doc = (ROOT / "docs/publishing.md").read_text()
+    example = (ROOT / "config/examples/publish-movielens.yaml").read_text()
+    block = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    assert yaml.safe_load(block) == yaml.safe_load(example)
+    command = doc.split("```bash\n", 1)[1].split("```", 1)[0].split()
+    assert command[:2] == [".venv/bin/snakemake", "--cores"]
+    args = [f"data_dir={shared}" if a == "data_dir=../shared/data" else a for a in command[1:]]
+    wd = copy_workflow(tmp_path / "wf")
+    snakemake(wd, *args)
+    base = base_of(wd, "ml1m")
+    domain = pl.read_csv(base / "publish/spec/domain.csv")
+    assert domain.group_by("subcategory").len()["len"].to_list() == [18] * 6
+    totals = ledger_totals(wd, "ml1m")
+    assert (totals["total_epsilon"] == 30.0).all() and totals.height > 1000
+    released = pl.read_parquet(base / "publish/released/eps~4.parquet")
+    assert released.height == totals.height * 6
+    shutil.rmtree(wd / "results/events")
+    proc = snakemake(wd, *args, check=False)
+    assert proc.returncode != 0
+    log = (wd / "logs/events_budget/ml1m.log").read_text()
+    assert "config key events.ml1m.budget: 50 would be exceeded" in log
+    assert "projected total of 60.0" in log

@@ -104,10 +104,17 @@ def _number(column: str) -> pl.Expr:
 
 
 def _check_numbers(
-    lf: pl.LazyFrame, columns: Mapping[str, str], user: str, item: str
+    lf: pl.LazyFrame,
+    columns: Mapping[str, str],
+    user: str,
+    item: str,
+    *,
+    extra: Sequence[pl.Expr] = (),
 ) -> pl.LazyFrame:
-    """One-row frame counting the rows, null ids and bad values of each numeric column."""
+    """One-row frame counting the rows, null ids and bad values of each numeric column (and the
+    ``extra`` one-row aggregates)."""
     exprs = [
+        *extra,
         pl.len().alias("rows"),
         pl.col(user).is_null().sum().alias("null_user"),
         pl.col(item).is_null().sum().alias("null_item"),
@@ -283,10 +290,6 @@ def build_event_histograms(
     columns += [(c, k) for c, k in numeric.items()]
     columns += [(a, f"{key}.attributes") for a in attributes]
     raw = scan_events(path, columns, key=f"{key}.path", strings=[user, item], text=attributes)
-    checks_query = _check_numbers(raw, numeric, user, item)
-
-    weight = _number(count) if count is not None else pl.lit(1.0)
-    base = raw.filter(pl.col(user).is_not_null() & pl.col(item).is_not_null())
     if domain is not None:
         domain = domain.select(
             pl.col("attribute").cast(pl.String),
@@ -294,6 +297,20 @@ def build_event_histograms(
             pl.col("item").cast(pl.String),
             pl.col("q").cast(pl.Float64),
         )
+    checks_query = _check_numbers(
+        raw,
+        numeric,
+        user,
+        item,
+        # rows whose item is in no subcategory of the spec (not used; logged)
+        extra=[]
+        if domain is None
+        else [(~pl.col(item).is_in(domain["item"].unique().implode())).sum().alias("outside")],
+    )
+
+    weight = _number(count) if count is not None else pl.lit(1.0)
+    base = raw.filter(pl.col(user).is_not_null() & pl.col(item).is_not_null())
+    if domain is not None:
         base = base.filter(pl.col(item).is_in(domain["item"].unique().implode()))
     elif items is not None:
         base = base.filter(pl.col(item).is_in([str(i) for i in items]))
@@ -340,6 +357,14 @@ def build_event_histograms(
     # aggregation beside the one-row checks, so together).
     checks_frame, first_triples = collect([checks_query, by_triple(names[0])], together=True)
     checks = checks_frame.row(0, named=True)
+    if checks.get("outside"):
+        log.info(
+            "%s: %d of %d rows hold items that no subcategory of the release spec has; they "
+            "are not used",
+            path,
+            checks["outside"],
+            checks["rows"],
+        )
     _raise_on_checks(
         checks, path=path, key=key, columns=numeric, user=user, item=item, on_null=on_null
     )
