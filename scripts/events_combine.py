@@ -1,5 +1,5 @@
 """Events dataset: the evaluation tables from the per-attribute parts (worst cases, summary,
-kernel audit re-checked) (ldpsample.events.tables)."""
+the trade-off against ε, kernel audit re-checked) (ldpsample.events.tables)."""
 
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,7 @@ write_parquet(per_user, snakemake.output.per_user)
 write_csv(max_tv, snakemake.output.max_tv)
 write_csv(max_kl, snakemake.output.max_kl)
 write_csv(tables.summary(max_tv, max_kl), snakemake.output.summary)
+write_csv(tables.tradeoff_table(per_user), snakemake.output.tradeoff)
 write_csv(audit, snakemake.output.audit)
 log.info(
     "%d per-user rows, %d kernels audited (max realised ε - ε = %s)",

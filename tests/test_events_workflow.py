@@ -214,6 +214,32 @@ def test_events_outputs_and_values(formats_run, suffix):
         assert (base / f"figures/{attribute}.png").stat().st_size > 0
     summary = pl.read_csv(base / "summary.csv")
     assert set(summary["divergence"]) == {"tv", "kl", "tv+kl"}
+    # every evaluated method competes in every row set: none can hide a better one (the pooled
+    # tv+kl rows compared minimax with the mollifier only, hiding randomized response)
+    competing = {
+        d: set(summary.filter(pl.col("divergence") == d)["method"]) for d in ("tv", "kl", "tv+kl")
+    }
+    assert competing == {
+        "tv": {"minimax", "mollifier_tv", "randomized_response"},
+        "kl": {"minimax", "mollifier_kl", "randomized_response"},
+        "tv+kl": {"minimax", "mollifier", "randomized_response"},
+    }
+    for divergence, rows in summary.group_by("divergence"):
+        cases = rows["cases"].unique().item()
+        best = max_tv if divergence[0] == "tv" else max_kl
+        assert cases == (best.height // best["method"].n_unique()) * (
+            2 if divergence[0] == "tv+kl" else 1
+        )
+        assert rows["wins"].sum() <= cases
+    # the trade-off: worst case and median per ε and method, with its figure
+    tradeoff = pl.read_csv(base / "tradeoff.csv")
+    worst = tradeoff.filter((pl.col("statistic") == "max") & (pl.col("divergence") == "tv"))
+    for eps, method, value in worst.select("epsilon", "method", "value").iter_rows():
+        want = max_tv.filter((pl.col("epsilon") == eps) & (pl.col("method") == method))[
+            "max_tv"
+        ].max()
+        assert value == pytest.approx(want, abs=1e-15)
+    assert (base / "tradeoff.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not (base / "work/attribute~country/per_user.parquet").exists()  # temp part removed
     # Each job's polars pool is its `threads:` (common.smk exports POLARS_MAX_THREADS), not one
     # thread per core: these rules declare 1.
@@ -431,6 +457,6 @@ def test_events_report_and_default_config(workdir):
         names = report.namelist()
     # each attribute's figure of the figures/ folder is an entry of its own
     figures = sorted(n.rsplit("/", 1)[1] for n in names if n.endswith(".png"))
-    assert figures == ["country.png", "device.png"], names
+    assert figures == ["country.png", "device.png", "tradeoff.png"], names
     jobs = planned_jobs(workdir, "-c1")
     assert not [rule for rule in jobs if rule.startswith("events")], jobs

@@ -188,6 +188,13 @@ rule events_combine:
             subcategory="{name}",
             labels={"dataset": "{name}", "table": "win shares and mean improvements"},
         ),
+        tradeoff=report(
+            f"{EVENTS_RESULTS}/{{name}}/tradeoff.csv",
+            caption="../report/events_tradeoff_table.rst",
+            category="Events",
+            subcategory="{name}",
+            labels={"dataset": "{name}", "table": "worst case and median against ε"},
+        ),
         audit=report(
             f"{EVENTS_RESULTS}/{{name}}/audit.csv",
             caption="../report/events_audit.rst",
@@ -264,6 +271,7 @@ rule events_publish_file:
 rule events_figure:
     input:
         max_tv=f"{EVENTS_RESULTS}/{{name}}/max_tv.csv",
+        tradeoff=f"{EVENTS_RESULTS}/{{name}}/tradeoff.csv",
         code=get_library_sources("figures/events.py", "figures/style.py"),
     output:
         figures=report(
@@ -277,6 +285,13 @@ rule events_figure:
                 "figure": "max TV per subcategory",
                 "attribute": "{attribute}",
             },
+        ),
+        tradeoff=report(
+            f"{EVENTS_RESULTS}/{{name}}/tradeoff.png",
+            caption="../report/events_tradeoff.rst",
+            category="Events",
+            subcategory="{name}",
+            labels={"dataset": "{name}", "figure": "trade-off: TV and KL against ε"},
         ),
     log:
         "logs/events_figure/{name}.log",

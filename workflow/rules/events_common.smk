@@ -243,7 +243,9 @@ def get_events_outputs():
                 "per_user.parquet",
                 "summary.csv",
                 "subcategories.csv",
+                "tradeoff.csv",
                 "audit.csv",
+                "tradeoff.png",
             )
         ]
         outputs.append(f"{base}/figures")  # <attribute>.png of every attribute
