@@ -8,14 +8,20 @@ table. Evaluation only: publishing a release is tests/test_publish_workflow.py's
 from __future__ import annotations
 
 import gzip
+import os
+import re
+import shutil
+import subprocess
 import zipfile
 
 import numpy as np
 import polars as pl
 import pytest
 from _workflow import (
+    ROOT,
     SHARED_DATA,
     copy_workflow,
+    need_shared_data,
     planned_jobs,
     result_files,
     snakemake,
@@ -460,3 +466,83 @@ def test_events_report_and_default_config(workdir):
     assert figures == ["country.png", "device.png", "tradeoff.png"], names
     jobs = planned_jobs(workdir, "-c1")
     assert not [rule for rule in jobs if rule.startswith("events")], jobs
+
+
+def test_the_readmes_own_data_example_runs_as_printed_and_only_the_events_table(tmp_path):
+    """The README's one-line events overlay (only path, user and item required; the rest
+    defaults), written as printed: it runs just that table (the experiments on auto are off in
+    an own-data run), and the histogram log shows each scan's phase and elapsed time."""
+    readme = (ROOT / "README.md").read_text()
+    overlay = re.search(r"`(events: \{mylog: \{.*?\}\})`", " ".join(readme.split())).group(1)
+    wd = copy_workflow(tmp_path / "wf")
+    (wd / "data").mkdir()
+    rng = np.random.default_rng(2)
+    pl.DataFrame(
+        {
+            "user_id": [f"u{k}" for k in rng.integers(0, 200, 4000)],
+            "item_id": [f"i{k}" for k in rng.integers(0, 30, 4000)],
+            "country": rng.choice(["de", "fr", "it"], 4000),
+        }
+    ).write_parquet(wd / "data/log.parquet")
+    (wd / "config/own.yaml").write_text(overlay + "\n")
+    proc = snakemake(wd, "-c2", "--configfile", "config/own.yaml")
+    out = proc.stdout + proc.stderr
+    assert "own-data run (events: mylog)" in out
+    ran = set(re.findall(r"^(?:local)?rule (\w+):", out, re.M))
+    assert ran and all(rule.startswith("events_") or rule == "all" for rule in ran), ran
+    base = wd / "results/events/mylog"
+    max_tv = pl.read_csv(base / "max_tv.csv")
+    assert sorted(set(max_tv["epsilon"])) == [1.0, 4.0, 8.0]
+    assert set(max_tv["subcategory"]) == {"de", "fr", "it"}
+    assert (
+        not (wd / "results/synthetic").exists() and not (wd / "results/reproduction.csv").exists()
+    )
+    log = (wd / "logs/events_histograms/mylog/attribute~country.log").read_text()
+    assert "done in" in log and "scanning data/log.parquet" in log
+
+
+@pytest.mark.data
+def test_own_data_md_worked_example_and_notebook_run_as_printed(tmp_path):
+    """docs/own-data.md: the shell line, the YAML and the command as printed, on MovieLens-100K
+    (copied to resources/ml-100k/); then its Python block, whose tables equal the pipeline's."""
+    shared = need_shared_data("ml-100k")
+    doc = (ROOT / "docs/own-data.md").read_text()
+    section = doc.split("## Worked example", 1)[1].split("## The keys", 1)[0]
+    shell, command = re.findall(r"```bash\n(.*?)```", section, re.S)[:2]
+    overlay = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    wd = copy_workflow(tmp_path / "wf")
+    shutil.copytree(shared / "ml-100k", wd / "resources/ml-100k")
+    subprocess.run(["bash", "-c", shell], cwd=wd, check=True)
+    (wd / "config/my_events.yaml").write_text(overlay)
+    args = command.split()
+    assert args[0] == ".venv/bin/snakemake"
+    snakemake(wd, *args[1:])
+    base = wd / "results/events/ml100k"
+    max_tv = pl.read_csv(base / "max_tv.csv", schema_overrides={"subcategory": pl.String})
+    assert sorted(set(max_tv["epsilon"])) == [0.5, 1.0, 2.0, 4.0, 8.0]  # the default ε
+    assert set(max_tv["method"]) == {"minimax", "mollifier_tv", "randomized_response"}
+    assert not (wd / "results/synthetic").exists()
+    # the notebook block, in the same folder
+    block = (
+        section.split("```python\n", 1)[1].split("```", 1)[0] if "```python" in section else None
+    )
+    block = block or doc.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict = {}
+    cwd = os.getcwd()
+    os.chdir(wd)
+    try:
+        exec(compile(block, "docs/own-data.md", "exec"), namespace)
+    finally:
+        os.chdir(cwd)
+    result = namespace["result"]
+    pipeline = max_tv.filter(pl.col("epsilon").is_in([1.0, 4.0]))
+    ours = result.max_tv.with_columns(pl.col("subcategory").cast(pl.String))
+    assert (
+        ours.select(pipeline.columns)
+        .sort(pipeline.columns[:4])
+        .equals(pipeline.sort(pipeline.columns[:4]))
+    )
+    released = namespace["release_items"](
+        namespace["spec"], namespace["mine"], uniforms=namespace["SecureUniforms"]()
+    ).released
+    assert released.height == 1 and released["user"][0] == "1"

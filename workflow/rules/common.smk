@@ -99,11 +99,25 @@ def get_library_sources(*modules):
     )
 
 
+#: Experiments that need no raw data: "auto" runs them unless the run is an own-data one.
+OFFLINE_EXPERIMENTS = ("synthetic", "theory", "wpm_ring")
+
+
+def is_own_data_run():
+    """Whether the config has enabled events tables: then the experiments left on "auto" are
+    off, so that an overlay adding only `events:` runs only those tables."""
+    entries = config.get("events") or {}
+    return any(entry.get("enabled", True) for entry in entries.values())
+
+
 def is_enabled(experiment):
-    """Whether an experiment runs: true/false from config, "auto" if its raw data is present."""
+    """Whether an experiment runs: true/false from config; "auto" unless this is an own-data
+    run, and for a real-data experiment only if its raw data is present."""
     toggle = config["experiments"].get(experiment, False)
     if toggle == "auto":
-        return not get_missing_raw_files(experiment)
+        if is_own_data_run():
+            return False
+        return experiment in OFFLINE_EXPERIMENTS or not get_missing_raw_files(experiment)
     return bool(toggle)
 
 
@@ -129,16 +143,32 @@ def get_missing_raw_files(experiment):
 
 def log_auto_toggles():
     """One line at start-up naming the "auto" experiments that are off, and why."""
+    auto = [name for name, toggle in config["experiments"].items() if toggle == "auto"]
+    if is_own_data_run():
+        if auto and workflow.is_main_process:
+            logger.info(
+                f"own-data run (events: {', '.join(sorted(config['events']))}): the experiments "
+                f"on auto are off ({', '.join(auto)}); set one to true to run it too"
+            )
+        return
     off = [
         f"{name} (missing {get_missing_raw_files(name)[0]})"
         for name, toggle in config["experiments"].items()
-        if toggle == "auto" and get_missing_raw_files(name)
+        if toggle == "auto"
+        and name not in OFFLINE_EXPERIMENTS
+        and get_missing_raw_files(name)
     ]
     if off and workflow.is_main_process:
         logger.info(
             f"data_dir={config['data_dir']}: experiments on auto that are off, their files "
             f"being absent: {', '.join(off)}"
         )
+
+
+def runs_any_experiment():
+    """Whether any paper experiment runs (an own-data run with every toggle on auto runs none,
+    and then has no reproduction table to write)."""
+    return any(is_enabled(name) for name in config["experiments"])
 
 
 def get_final_outputs():

@@ -39,6 +39,7 @@ from typing import Any
 import polars as pl
 
 from ldpsample.events.table import EventsTableError, scan_events
+from ldpsample.pipeline.progress import phase
 
 __all__ = [
     "HISTOGRAM_SCHEMA",
@@ -327,14 +328,19 @@ def build_event_histograms(
         *([pl.lit(ALL).alias(f"a:{ALL}")] if not attributes else []),
     )
 
-    def collect(queries: list[pl.LazyFrame], *, together: bool = False) -> list[pl.DataFrame]:
-        """The queries' frames, an unreadable table named by its file and config key."""
+    def collect(
+        queries: list[pl.LazyFrame], *, what: str, together: bool = False
+    ) -> list[pl.DataFrame]:
+        """The queries' frames (logged as a phase: start, heartbeat, elapsed time), an
+        unreadable table named by its file and config key."""
         try:
-            if engine == "streaming" and not together:
-                # One query at a time: collect_all of several large aggregations holds all their
-                # inputs in memory (measured: 6.9 GB peak for 9 attributes of a 40 M-row table).
-                return [query.collect(engine=engine) for query in queries]
-            return pl.collect_all(queries, engine=engine)
+            with phase(log, f"{key}: {what}"):
+                if engine == "streaming" and not together:
+                    # One query at a time: collect_all of several large aggregations holds all
+                    # their inputs in memory (measured: 6.9 GB peak for 9 attributes of a 40
+                    # M-row table).
+                    return [query.collect(engine=engine) for query in queries]
+                return pl.collect_all(queries, engine=engine)
         except pl.exceptions.PolarsError as exc:
             raise EventsTableError(
                 f"{path}: cannot read the events table (config key {key}.path): "
@@ -355,7 +361,11 @@ def build_event_histograms(
 
     # Pass 1: the checks and the first attribute's aggregate, from one scan (one large
     # aggregation beside the one-row checks, so together).
-    checks_frame, first_triples = collect([checks_query, by_triple(names[0])], together=True)
+    checks_frame, first_triples = collect(
+        [checks_query, by_triple(names[0])],
+        together=True,
+        what=f"scanning {path}: checks and the {names[0]!r} aggregate",
+    )
     checks = checks_frame.row(0, named=True)
     if checks.get("outside"):
         log.info(
@@ -376,7 +386,7 @@ def build_event_histograms(
             attributes=attributes,
             items=[str(i) for i in items] if items is not None else None,
         )
-    masses_all = collect(public) if public else []
+    masses_all = collect(public, what="the public prior table") if public else []
 
     def tops_of(ranked: pl.DataFrame, name: str) -> pl.DataFrame:
         a = f"a:{name}"
@@ -409,7 +419,7 @@ def build_event_histograms(
             if index == 0:
                 triples, first_triples = first_triples, None
             else:
-                (triples,) = collect([by_triple(name)])
+                (triples,) = collect([by_triple(name)], what=f"scanning {path}: {name!r}")
                 triples = triples.with_columns(
                     *[pl.col("count").alias(c) for c in ("rank", "activity") if c not in sums]
                 )
@@ -441,7 +451,8 @@ def build_event_histograms(
                 .agg(pl.col("activity").sum())
                 .filter(pl.col("activity") >= min_user_count)
                 .select("user")
-            ]
+            ],
+            what=f"scanning {path}: each user's activity",
         )[0]
         if domain is not None:  # joined with the spec's (text) subcategories
             base = base.with_columns(pl.col(f"a:{n}").cast(pl.String) for n in names)
@@ -463,7 +474,7 @@ def build_event_histograms(
                 .group_by(a, "item")
                 .agg(pl.col("rank").sum())
             )
-        first = collect(queries)
+        first = collect(queries, what=f"scanning {path}: rows and item ranking")
         rows_list = first[0::2]
         tops = [tops_of(first[2 * i + 1], name) for i, name in enumerate(names)]
         # Pass 3: the kept users' histograms over each subcategory's top items only (the
@@ -474,7 +485,8 @@ def build_event_histograms(
                 .group_by(f"a:{name}", "user", "item")
                 .agg(pl.col("count").sum(), pl.col("activity").sum())
                 for name, top in zip(names, tops, strict=True)
-            ]
+            ],
+            what=f"scanning {path}: the kept users' histograms",
         )
 
     hist_frames, sub_frames, prior_frames = [], [], []

@@ -15,6 +15,7 @@ which raise the same error through :func:`config_error`. The workflow runs both 
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import re
@@ -206,7 +207,9 @@ def events_defaults(schema_path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def apply_events_defaults(config: dict, schema_path: str | os.PathLike[str]) -> None:
     """Fill every absent ``events.<name>`` key that has a schema default, in place (JSON
-    Schema validators do not apply defaults, and the workflow reads complete entries)."""
+    Schema validators do not apply defaults, and the workflow reads complete entries); a public
+    prior table's absent ``user``, ``item``, ``count`` and ``attributes`` are the events
+    table's."""
     entries = config.get("events")
     if not isinstance(entries, dict) or not entries:
         return
@@ -214,7 +217,13 @@ def apply_events_defaults(config: dict, schema_path: str | os.PathLike[str]) -> 
     for entry in entries.values():
         if isinstance(entry, dict):
             for key, value in defaults.items():
-                entry.setdefault(key, value)
+                entry.setdefault(key, copy.deepcopy(value))
+            prior = entry.get("prior")
+            if isinstance(prior, dict) and "path" in prior:
+                # a public table's columns default to the events table's own names
+                for key in ("user", "item", "count", "attributes"):
+                    if key in entry:
+                        prior.setdefault(key, copy.deepcopy(entry[key]))
 
 
 def check_config(config: dict, schema_path: str | os.PathLike[str]) -> None:
