@@ -523,10 +523,7 @@ def test_own_data_md_worked_example_and_notebook_run_as_printed(tmp_path):
     assert set(max_tv["method"]) == {"minimax", "mollifier_tv", "randomized_response"}
     assert not (wd / "results/synthetic").exists()
     # the notebook block, in the same folder
-    block = (
-        section.split("```python\n", 1)[1].split("```", 1)[0] if "```python" in section else None
-    )
-    block = block or doc.split("```python\n", 1)[1].split("```", 1)[0]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
     namespace: dict = {}
     cwd = os.getcwd()
     os.chdir(wd)
