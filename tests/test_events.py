@@ -3,6 +3,8 @@ priors, the audit and the seeds."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 import pytest
@@ -326,3 +328,14 @@ def test_subcategory_matrix_sorts_like_numpy():
     for u, i, c in rows.iter_rows():
         expected[users.tolist().index(u), items.tolist().index(i)] += c
     assert np.array_equal(counts, expected)
+
+
+def test_evaluate_events_has_the_configs_defaults():
+    """The notebook path's defaults are the events schema's (one documented set)."""
+    from ldpsample.events.evaluation import DEFAULTS
+    from ldpsample.pipeline.config_check import events_defaults
+
+    schema = events_defaults(
+        Path(__file__).resolve().parents[1] / "workflow/schemas/events.schema.yaml"
+    )
+    assert {key: schema[key] for key in DEFAULTS} == DEFAULTS
