@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
@@ -427,6 +428,10 @@ def test_shipped_claims_file_is_complete() -> None:
         assert claim in ids, claim
     assert {c.id for c in claims if c.kind == "extra"} == EXTRA
     assert set(papers) == {"aistats", "arxiv", "wpm"}
+    # every claim is documented
+    doc = (ROOT / "docs" / "reproduction.md").read_text()
+    for claim in ids:
+        assert f"`{claim}`" in doc, claim
 
 
 def test_claims_file_ships_with_the_package() -> None:
@@ -499,6 +504,39 @@ def test_a_claims_file_drives_the_table(results: Path, tmp_path: Path) -> None:
     # the check still computes the run's value; the verdict says why nothing is compared
     assert table["run_value"][1] == table["run_value"][0] != ""
     assert table["verdict"][1] == "not run: not in the paper we have"
+
+
+# --------------------------------------------------------------------------------------------
+# the README and the docs state the counts of the documented paper run
+# --------------------------------------------------------------------------------------------
+
+
+def _documented_run_rows() -> list[list[str]]:
+    doc = (ROOT / "docs" / "reproduction.md").read_text()
+    section = doc.split("## The paper configuration on the shared data", 1)[1].split("\n## ", 1)[0]
+    return [
+        [cell.strip() for cell in line.strip("|").split(" | ")]
+        for line in section.splitlines()
+        if line.startswith("| ") and not line.startswith(("| claim", "| ---"))
+    ]
+
+
+def test_readme_counts_are_those_of_the_documented_run() -> None:
+    rows = _documented_run_rows()
+    assert [row[0] for row in rows] == [c.id for c in load_claims()[1]]
+    counts = count_verdicts(row[-1] for row in rows)
+    readme = (ROOT / "README.md").read_text()
+    stated = re.search(
+        r"(\d+) rows: (\d+) reproduced, (\d+) differ, (\d+) not run and (\d+) extra", readme
+    )
+    assert stated, "the README's reproduction paragraph lost its counts"
+    assert [int(x) for x in stated.groups()] == [
+        len(rows),
+        counts["reproduced"],
+        counts["differs"],
+        counts["not run"],
+        counts["extra"],
+    ]
 
 
 @pytest.mark.workflow
