@@ -18,6 +18,7 @@ data = run_data_notes(
     avazu_stats=snakemake.input.get("avazu_stats"),
     avazu_source=params.avazu_source,
     wpm_gowalla=params.wpm_gowalla_data,
+    wpm_movielens_log=params.wpm_movielens_log,
 )
 table = reproduction_table(
     params.results,

@@ -398,6 +398,16 @@ def test_data_notes_from_the_run(tmp_path: Path) -> None:
     assert notes["wpm_gowalla"] == "derived"
     assert run_data_notes(avazu_source="synthetic")["avazu"].startswith("generated")
     assert run_data_notes()["movielens"].startswith("unknown")
+    assert run_data_notes()["wpm_movielens"].startswith("unknown")
+    wpm_log = tmp_path / "wpm.log"
+    wpm_log.write_text("setup: 1 input movies\n")
+    assert run_data_notes(wpm_movielens_log=wpm_log)["wpm_movielens"] == "full (ML-100K)"
+    wpm_log.write_text(
+        "ml-100k ratings (u.data) is a PARTIAL copy: 50000 of 100000 official rows\n"
+    )
+    assert run_data_notes(wpm_movielens_log=wpm_log)["wpm_movielens"] == (
+        "ML-100K partial (50,000/100,000 ratings, 50 %)"
+    )
 
 
 # --------------------------------------------------------------------------------------------

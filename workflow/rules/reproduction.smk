@@ -42,5 +42,6 @@ rule reproduction:
         movielens_log="logs/movielens_data/events.log",
         avazu_source=config["avazu"]["source"],
         wpm_gowalla_data=get_reproduction_wpm_gowalla_data(),
+        wpm_movielens_log=get_reproduction_wpm_movielens_log(),
     script:
         "../../scripts/reproduction.py"

@@ -159,6 +159,12 @@ def get_reproduction_wpm_gowalla_data():
     return "full (SNAP loc-gowalla_totalCheckins)"
 
 
+def get_reproduction_wpm_movielens_log():
+    """A log of the WPM MovieLens jobs (the first ε's): it names a partial ML-100K copy."""
+    epsilons = get_wpm_epsilons("movielens")
+    return f"logs/wpm_movielens_part/eps~{epsilons[0]}.log" if epsilons else None
+
+
 def get_reproduction_inputs(wildcards):
     """The outputs of the enabled experiments, the real-data stages' histograms and priors
     (each user's TV(p, q)), Avazu's conversion stats, and the ML-100K files the WPM MovieLens

@@ -48,6 +48,7 @@ def run_data_notes(
     avazu_stats: str | Path | None = None,
     avazu_source: str = "kaggle",
     wpm_gowalla: str = "not available",
+    wpm_movielens_log: str | Path | None = None,
 ) -> dict[str, str]:
     """The ``data`` cells, from the run's own records where it keeps them.
 
@@ -56,8 +57,9 @@ def run_data_notes(
       :data:`ML1M_SHARED_RATINGS`, the shared copy's count, as a hint only);
     * Avazu: the conversion's ``train.json`` (``rows``) against the official 40,428,967 rows;
       ``avazu_source: synthetic`` is ``generated``;
-    * WPM MovieLens reads ML-100K (complete on every known copy); Gowalla: ``wpm_gowalla`` as
-      given by the caller (which file the config reads).
+    * WPM MovieLens: a ``wpm_movielens_part`` job's log, which names a PARTIAL ML-100K copy
+      the same way (no log: ``unknown``); Gowalla: ``wpm_gowalla`` as given by the caller
+      (which file the config reads).
     """
     notes = {"synthetic": "generated", "theory": "closed forms (no data)", "generated": "generated"}
     if movielens_log is not None and Path(movielens_log).is_file():
@@ -81,6 +83,12 @@ def run_data_notes(
         notes["avazu"] = partial_note(rows, OFFICIAL_ROWS["avazu"], "rows")
     else:
         notes["avazu"] = "unknown: no conversion stats"
-    notes["wpm_movielens"] = "full (ML-100K)"
+    if wpm_movielens_log is not None and Path(wpm_movielens_log).is_file():
+        ml100k = fraction_from_log(Path(wpm_movielens_log).read_text(errors="replace"), "ml-100k")
+        notes["wpm_movielens"] = (
+            f"ML-100K {partial_note(*ml100k, 'ratings')}" if ml100k else "full (ML-100K)"
+        )
+    else:
+        notes["wpm_movielens"] = "unknown: no wpm_movielens_part log (ML-100K)"
     notes["wpm_gowalla"] = wpm_gowalla
     return notes

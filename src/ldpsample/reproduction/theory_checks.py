@@ -63,8 +63,8 @@ KernelFn = Callable[..., np.ndarray]
 
 #: Agreement required between two computations of the same closed-form quantity.
 EXACT = 1e-12
-#: Agreement required between the LP optimum and a closed form (HiGHS' feasibility tolerance
-#: is 1e-7 on a constraint, its optimum in these programs agrees to ~1e-15 in practice).
+#: Agreement required between the LP optimum and a closed form (the optimum is accepted with
+#: constraint violations up to kernel_lp.LP_TOLERANCE = 1e-9; in practice it agrees to ~1e-15).
 LP_TOLERANCE = 1e-8
 
 
