@@ -325,6 +325,17 @@ BAD = {
         dict(path="data/truncated.parquet"),
         "cannot read the events table (config key events.{name}.path)",
     ),
+    # a bad value far past the rows polars infers a CSV's types from: named by its key, not path
+    "late-bad-count": (
+        dict(path="data/late.csv"),
+        "column 'n' (config key events.{name}.count) has 1 missing or non-numeric values, the "
+        "first 'x' in data row 151 (line 152 of a CSV with a header)",
+    ),
+    "items-absent": (
+        dict(items=["i0", "i1", "nope"]),
+        "config key events.{name}.items: 1 of the 3 listed items are not in column 'item_id' of "
+        "data/events.parquet: ['nope']",
+    ),
     "prior-lacks": (
         dict(
             prior=dict(
@@ -353,6 +364,9 @@ def test_events_bad_input_fails_at_its_job_naming_the_key(workdir, case):
         .alias("user_id")
     ).write_parquet(workdir / "data/nulls.parquet")
     (workdir / "data/empty.csv").write_text("user_id,item_id,n,country,device\n")
+    events.with_columns(pl.col("n").cast(pl.Int64).cast(pl.String)).with_columns(
+        pl.when(pl.int_range(pl.len()) == 150).then(pl.lit("x")).otherwise(pl.col("n")).alias("n")
+    ).write_csv(workdir / "data/late.csv")
     truncated = (workdir / "data/events.parquet").read_bytes()[:200]
     (workdir / "data/truncated.parquet").write_bytes(truncated)
     events.filter(pl.col("country") != "it").write_parquet(workdir / "data/public.parquet")
@@ -543,3 +557,29 @@ def test_own_data_md_worked_example_and_notebook_run_as_printed(tmp_path):
         namespace["spec"], namespace["mine"], uniforms=namespace["SecureUniforms"]()
     ).released
     assert released.height == 1 and released["user"][0] == "1"
+
+
+def test_an_empty_result_says_why_and_unused_public_items_are_logged(workdir):
+    """exclude_users removing every user: the run succeeds, and subcategories.csv (one line per
+    attribute) and the log say which filter left nothing; a public prior table with items the
+    kept users never touched: the histogram log counts them."""
+    name = "nobody"
+    users = small_events()["user_id"].unique().to_list()
+    run(workdir, name, {name: entry("data/events.parquet", exclude_users=users)})
+    subcategories = pl.read_csv(workdir / f"results/events/{name}/subcategories.csv")
+    assert subcategories["attribute"].to_list() == ["country", "device"]
+    assert all(r.startswith("no row left of ") for r in subcategories["reason"]), subcategories
+    assert (
+        f"removed by events.{name}.items, events.{name}.exclude_users" in subcategories["reason"][0]
+    )
+    log = (workdir / f"logs/events_histograms/{name}/attribute~country.log").read_text()
+    assert "no subcategory of any attribute was kept" in log and "no row left of" in log
+    # a public table holding an item no kept user has
+    public = small_events().with_columns(pl.lit("i-public-only").alias("item_id")).head(5)
+    pl.concat([small_events(), public]).write_parquet(workdir / "data/public-extra.parquet")
+    name = "extra-public"
+    prior = dict(path="data/public-extra.parquet")
+    run(workdir, name, {name: entry("data/events.parquet", prior=prior, top_items=None)})
+    log = (workdir / f"logs/events_histograms/{name}/attribute~country.log").read_text()
+    assert "pairs of the public prior table have no kept user's data" in log
+    assert "i-public-only" in log

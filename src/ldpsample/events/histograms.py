@@ -122,7 +122,13 @@ def _check_numbers(
     ]
     for column in columns:
         value = _number(column)
-        exprs.append((value.is_null() | value.is_nan()).sum().alias(f"bad:{column}"))
+        bad = value.is_null() | value.is_nan()
+        exprs.append(bad.sum().alias(f"bad:{column}"))
+        # where the first bad value is and what it holds, for the message
+        exprs.append(pl.int_range(pl.len()).filter(bad).first().alias(f"bad_row:{column}"))
+        exprs.append(
+            pl.col(column).cast(pl.String).filter(bad).first().alias(f"bad_value:{column}")
+        )
         exprs.append((value < 0).sum().alias(f"negative:{column}"))
         # For the choice of algorithm only (never raised on): sums of integers below 2**53 are
         # exact in any order, so partial sums per (subcategory, user, item) may be re-summed.
@@ -157,9 +163,12 @@ def _raise_on_checks(
         raise EventsTableError(f"{path}: the events table is empty (config key {key}.path)")
     for column, column_key in columns.items():
         if checks[f"bad:{column}"]:
+            row = checks[f"bad_row:{column}"]
             raise EventsTableError(
                 f"{path}: column {column!r} (config key {column_key}) has "
-                f"{checks[f'bad:{column}']} missing or non-numeric values; it must hold numbers"
+                f"{checks[f'bad:{column}']} missing or non-numeric values, the first "
+                f"{checks[f'bad_value:{column}']!r} in data row {row + 1} (line {row + 2} of a "
+                "CSV with a header); it must hold numbers"
             )
         if checks[f"negative:{column}"]:
             raise EventsTableError(
@@ -211,7 +220,12 @@ def public_prior_masses(
         columns.append((p_count, f"{key}.prior.count"))
     columns += [(a, f"{key}.prior.attributes") for a in p_attributes]
     lf = scan_events(
-        prior["path"], columns, key=f"{key}.prior.path", strings=[p_user, p_item], text=p_attributes
+        prior["path"],
+        columns,
+        key=f"{key}.prior.path",
+        strings=[p_user, p_item],
+        text=p_attributes,
+        numbers=[p_count] if p_count is not None else [],
     )
     weight = _number(p_count) if p_count is not None else pl.lit(1.0)
     lf = lf.filter(pl.col(p_user).is_not_null() & pl.col(p_item).is_not_null())
@@ -290,7 +304,14 @@ def build_event_histograms(
     columns = [(user, f"{key}.user"), (item, f"{key}.item")]
     columns += [(c, k) for c, k in numeric.items()]
     columns += [(a, f"{key}.attributes") for a in attributes]
-    raw = scan_events(path, columns, key=f"{key}.path", strings=[user, item], text=attributes)
+    raw = scan_events(
+        path,
+        columns,
+        key=f"{key}.path",
+        strings=[user, item],
+        text=attributes,
+        numbers=list(numeric),
+    )
     if domain is not None:
         domain = domain.select(
             pl.col("attribute").cast(pl.String),
@@ -359,14 +380,30 @@ def build_event_histograms(
             pl.len().cast(pl.Int64).alias("rows"), *[pl.col(c).sum() for c in sums]
         )
 
-    # Pass 1: the checks and the first attribute's aggregate, from one scan (one large
-    # aggregation beside the one-row checks, so together).
-    checks_frame, first_triples = collect(
-        [checks_query, by_triple(names[0])],
+    # Pass 1: the checks (the rows left by the filters, and which listed items the table holds,
+    # among them) and the first attribute's aggregate, from one scan (one large aggregation
+    # beside small results, so together).
+    listed = None if items is None or domain is not None else sorted({str(i) for i in items})
+    small = [checks_query, base.select(pl.len().alias("used"))]
+    if listed is not None:
+        small.append(
+            raw.select(pl.col(item).filter(pl.col(item).is_in(listed)).unique().alias("item"))
+        )
+    first = collect(
+        [*small, by_triple(names[0])],
         together=True,
         what=f"scanning {path}: checks and the {names[0]!r} aggregate",
     )
-    checks = checks_frame.row(0, named=True)
+    checks = {**first[0].row(0, named=True), "used": first[1].item()}
+    first_triples = first[-1]
+    if listed is not None:
+        absent = sorted(set(listed) - set(first[2]["item"].to_list()))
+        if absent:
+            raise EventsTableError(
+                f"config key {key}.items: {len(absent)} of the {len(listed)} listed items are "
+                f"not in column {item!r} of {path}: {absent[:10]}"
+                + (" ..." if len(absent) > 10 else "")
+            )
     if checks.get("outside"):
         log.info(
             "%s: %d of %d rows hold items that no subcategory of the release spec has; they "
@@ -551,6 +588,12 @@ def build_event_histograms(
         kept = table.filter(pl.col("status") == "kept").select("subcategory")
         hist = hist.join(kept, on="subcategory", how="semi")
         log.info("%s %s: %d subcategories, %d kept", key, name, table.height, kept.height)
+        if table.height == 0:  # no row of this attribute is left: one line that says why
+            table = pl.DataFrame(
+                [(name, None, 0, 0, 0, "skipped", _nothing_left(checks, key))],
+                schema=SUBCATEGORY_SCHEMA,
+                orient="row",
+            )
         sub_frames.append(table.select(list(SUBCATEGORY_SCHEMA)).cast(SUBCATEGORY_SCHEMA))
         hist_frames.append(
             hist.select(
@@ -578,6 +621,19 @@ def build_event_histograms(
                     )
                 )
             item_sets = hist.select("subcategory", "item").unique()
+            unused = masses.join(kept, on="subcategory", how="semi").join(
+                item_sets, on=["subcategory", "item"], how="anti"
+            )
+            if unused.height:
+                log.info(
+                    "%s %s: %d (subcategory, item) pairs of the public prior table have no kept "
+                    "user's data and are left out of q (it is renormalised over the items kept "
+                    "users hold), e.g. %s",
+                    key,
+                    name,
+                    unused.height,
+                    unused.sort("subcategory", "item").head(3).rows(),
+                )
             q = item_sets.join(masses, on=["subcategory", "item"], how="left").with_columns(
                 pl.col("mass").fill_null(0.0)
             )
@@ -605,10 +661,30 @@ def build_event_histograms(
     )
     stats = {k: int(v) for k, v in checks.items() if k in ("rows", "null_user", "null_item")}
     if histograms.height == 0:
+        reasons = (
+            subcategories.group_by("reason")
+            .len()
+            .sort("len", "reason", descending=[True, False])
+            .head(3)
+            .rows()
+        )
         log.warning(
-            "%s: no subcategory of any attribute was kept (see the subcategories table)", key
+            "%s: no subcategory of any attribute was kept (see the subcategories table): %s",
+            key,
+            "; ".join(f"{n} x {reason}" for reason, n in reasons),
         )
     return EventHistograms(histograms, priors, subcategories, stats)
+
+
+def _nothing_left(checks: Mapping[str, Any], key: str) -> str:
+    """Why an attribute has no subcategory at all: which filter left no row."""
+    if checks["used"] == 0:
+        nulls = max(checks["null_user"], checks["null_item"])
+        return (
+            f"no row left of {checks['rows']}: {nulls} have a null user or item, the rest are "
+            f"removed by {key}.items, {key}.exclude_users or a release spec's items"
+        )
+    return "every row has a null value in this attribute's column"
 
 
 def event_users(
