@@ -165,10 +165,11 @@ def log_auto_toggles():
         )
 
 
-def runs_any_experiment():
-    """Whether any paper experiment runs (an own-data run with every toggle on auto runs none,
-    and then has no reproduction table to write)."""
-    return any(is_enabled(name) for name in config["experiments"])
+def writes_reproduction_table():
+    """Whether the run writes results/reproduction.csv: always, except in an own-data run
+    (enabled events tables) that runs no paper experiment, where every row would be 'not
+    run'."""
+    return not is_own_data_run() or any(is_enabled(name) for name in config["experiments"])
 
 
 def get_final_outputs():
