@@ -30,6 +30,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from ldpsample import __version__
 from ldpsample.events.histograms import ALL, public_prior_masses
 from ldpsample.pipeline.io import write_json, write_text
 
@@ -147,8 +148,6 @@ class ReleaseSpec:
     def manifest(self) -> dict[str, Any]:
         """The manifest's content without the domain file's checksum (:func:`write_spec` adds
         it)."""
-        from ldpsample import __version__
-
         return {
             "format": SPEC_FORMAT,
             "name": self.name,
