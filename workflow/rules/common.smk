@@ -117,7 +117,9 @@ def is_enabled(experiment):
     if toggle == "auto":
         if is_own_data_run():
             return False
-        return experiment in OFFLINE_EXPERIMENTS or not get_missing_raw_files(experiment)
+        return experiment in OFFLINE_EXPERIMENTS or not get_missing_raw_files(
+            experiment
+        )
     return bool(toggle)
 
 
@@ -169,7 +171,9 @@ def writes_reproduction_table():
     """Whether the run writes results/reproduction.csv: always, except in an own-data run
     (enabled events tables) that runs no paper experiment, where every row would be 'not
     run'."""
-    return not is_own_data_run() or any(is_enabled(name) for name in config["experiments"])
+    return not is_own_data_run() or any(
+        is_enabled(name) for name in config["experiments"]
+    )
 
 
 def get_final_outputs():
