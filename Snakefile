@@ -29,4 +29,4 @@ rule all:
     input:
         get_final_outputs(),
         get_events_outputs(),
-        get_reproduction_outputs(),
+        get_reproduction_outputs() if writes_reproduction_table() else [],

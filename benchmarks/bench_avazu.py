@@ -89,8 +89,6 @@ def _step(kind: str, args: dict[str, Any], queue: Any) -> None:
             prior="user_mean",
             epsilons=[args["epsilon"]],
             methods=["minimax", "mollifier_tv"],
-            release=True,
-            seed=2025,
         )
         info = f"{result.per_user.height:,} per-device rows, {result.audit.height} kernels"
     elapsed = time.perf_counter() - start

@@ -86,8 +86,6 @@ def _step(kind: str, args: dict[str, Any], queue: Any) -> None:
             prior="user_mean",
             epsilons=EPSILONS,
             methods=["minimax", "mollifier_tv"],
-            release=True,
-            seed=2025,
         )
         info = f"{result.per_user.height:,} per-user rows, {result.audit.height} kernels audited"
     elapsed = time.perf_counter() - start

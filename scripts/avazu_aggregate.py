@@ -1,9 +1,9 @@
 """Avazu tables of one variant from the events stage's per-attribute parts: the worst cases
 (max_tv.csv/.parquet), the win summary (summary.csv), the subcategories kept and skipped per
 attribute (subcategories.csv) (ldpsample.events.avazu), and the events extras: every device's
-TV (per_user.parquet), the kernel audit (audit.csv, re-checked) and each device's releases and
-total ε (audit_users.csv) (ldpsample.events.tables). An empty result (every subcategory
-skipped) gives the same files with no data rows and a warning in the log."""
+TV (per_user.parquet) and the kernel audit (audit.csv, re-checked) (ldpsample.events.tables).
+An empty result (every subcategory skipped) gives the same files with no data rows and a
+warning in the log."""
 
 import json
 from pathlib import Path
@@ -41,7 +41,6 @@ write_csv(summary, snakemake.output.summary)
 write_csv(counts, snakemake.output.subcategories)
 write_parquet(per_user, snakemake.output.per_user)
 write_csv(audit, snakemake.output.audit)
-write_csv(tables.audit_users(per_user), snakemake.output.audit_users)
 stats = json.loads(Path(snakemake.input.stats).read_text())
 log.info("input: %s", stats)
 if stats["partial"]:

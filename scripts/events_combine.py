@@ -1,5 +1,5 @@
-"""Events dataset: the published tables from the per-attribute parts (worst cases, summary,
-kernel audit re-checked, each user's releases and total ε) (ldpsample.events.tables)."""
+"""Events dataset: the evaluation tables from the per-attribute parts (worst cases, summary,
+the trade-off against ε, kernel audit re-checked) (ldpsample.events.tables)."""
 
 from typing import TYPE_CHECKING
 
@@ -27,8 +27,8 @@ write_parquet(per_user, snakemake.output.per_user)
 write_csv(max_tv, snakemake.output.max_tv)
 write_csv(max_kl, snakemake.output.max_kl)
 write_csv(tables.summary(max_tv, max_kl), snakemake.output.summary)
+write_csv(tables.tradeoff_table(per_user), snakemake.output.tradeoff)
 write_csv(audit, snakemake.output.audit)
-write_csv(tables.audit_users(per_user), snakemake.output.audit_users)
 log.info(
     "%d per-user rows, %d kernels audited (max realised ε - ε = %s)",
     per_user.height,

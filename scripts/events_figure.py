@@ -1,12 +1,14 @@
-"""Events dataset, every attribute: max TV per subcategory and method, a panel per ε
-(ldpsample.figures.events.plot_attribute), as <attribute>.png in the rule's figures/ folder."""
+"""Events dataset: every attribute's max TV per subcategory and method, a panel per ε
+(ldpsample.figures.events.plot_attribute), as <attribute>.png in the rule's figures/ folder, and
+the table's trade-off, worst case and median of TV and KL against ε
+(ldpsample.figures.events.plot_tradeoff), as tradeoff.png."""
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.figures.events import plot_attribute
+from ldpsample.figures.events import plot_attribute, plot_tradeoff
 from ldpsample.figures.style import close
 from ldpsample.pipeline.io import write_figure
 from ldpsample.pipeline.scripting import start
@@ -25,3 +27,7 @@ for attribute in snakemake.params.attributes:
     write_figure(figure, folder / f"{attribute}.png", dpi=120)
     close(figure)
     log.info("%s: %s", attribute, folder / f"{attribute}.png")
+figure = plot_tradeoff(pl.read_csv(snakemake.input.tradeoff), name=snakemake.params.name)
+write_figure(figure, snakemake.output.tradeoff, dpi=120)
+close(figure)
+log.info("trade-off: %s", snakemake.output.tradeoff)

@@ -1,17 +1,23 @@
 """Events dataset, one attribute: kept users' histograms per subcategory, the subcategory table
-(kept/skipped and why) and a public table's priors (ldpsample.events.build_event_histograms)."""
+(kept/skipped and why) and a public table's priors, or a release spec's domain and q
+(ldpsample.events.build_event_histograms)."""
 
 from typing import TYPE_CHECKING
+
+import polars as pl
 
 from ldpsample.events import build_event_histograms
 from ldpsample.pipeline.io import write_parquet
 from ldpsample.pipeline.scripting import start
+from ldpsample.publish.spec import DOMAIN_SCHEMA
 
 if TYPE_CHECKING:
     from snakemake.script import snakemake
 
 log = start(snakemake)
 options = dict(snakemake.params.options)
+if options["prior"] == "spec":  # a release: the spec's domain replaces the data-derived items
+    options["domain"] = pl.read_csv(snakemake.input.domain, schema=DOMAIN_SCHEMA)
 try:
     result = build_event_histograms(options.pop("path"), **options)
 except (OSError, ValueError) as exc:

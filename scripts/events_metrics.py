@@ -1,6 +1,6 @@
-"""Events dataset, one attribute, every ε: per-user divergences of each method, the
-minimax-released items and the realised ε of every kernel used (ldpsample.events.evaluate_attribute;
-a kernel above its ε fails the job before anything is written)."""
+"""Events dataset, one attribute, every ε: per-user divergences of each method and the realised
+ε of every kernel used (ldpsample.events.evaluate_attribute; a kernel above its ε fails the job
+before anything is written). Evaluation only: nothing is drawn here."""
 
 from typing import TYPE_CHECKING
 
@@ -30,10 +30,4 @@ except Exception as exc:
     raise
 write_parquet(result.per_user, snakemake.output.per_user)
 write_parquet(result.audit, snakemake.output.audit)
-write_parquet(result.released, snakemake.output.released)
-log.info(
-    "%d per-user rows, %d kernels audited, %d released items",
-    result.per_user.height,
-    result.audit.height,
-    result.released.height,
-)
+log.info("%d per-user rows, %d kernels audited", result.per_user.height, result.audit.height)

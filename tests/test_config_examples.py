@@ -21,6 +21,7 @@ EXPECTED = {
     "arxiv-variant.yaml": {"movielens_data": 1, "movielens_metrics": 1},
     "sweep.yaml": {"synthetic_part": 6, "synthetic_figure": 1},
     "mirror.yaml": {"download_dataset": 2, "movielens_data": 1},
+    "publish-movielens.yaml": {"movielens_data": 1, "events_spec": 1, "events_publish": 1},
 }
 
 

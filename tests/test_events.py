@@ -3,6 +3,8 @@ priors, the audit and the seeds."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 import pytest
@@ -15,8 +17,7 @@ from ldpsample.events import (
     evaluate_attribute,
 )
 from ldpsample.events.avazu import avazu_max_tv, avazu_max_tv_of_parts
-from ldpsample.events.release import release_rng
-from ldpsample.events.tables import audit_users, concat_attribute_parts, max_table, summary
+from ldpsample.events.tables import concat_attribute_parts, max_table, summary
 
 
 def write(tmp_path, rows, name="events.parquet"):
@@ -132,7 +133,9 @@ def _histograms(users=30, items=5, seed=1):
     )
 
 
-def test_release_is_reproducible_and_audit_is_tight():
+def test_evaluation_is_deterministic_and_audit_is_tight():
+    """Evaluation draws nothing: the same histograms give the same tables, and both kernels'
+    realised ε equals ε (they are tight)."""
     hist = _histograms()
     options = dict(
         name="d",
@@ -140,19 +143,14 @@ def test_release_is_reproducible_and_audit_is_tight():
         prior="user_mean",
         epsilons=[1, 3],
         methods=["minimax", "randomized_response"],
-        release=True,
-        seed=7,
     )
     first, second = (
         evaluate_attribute(hist, None, **options),
         evaluate_attribute(hist, None, **options),
     )
-    assert first.released.equals(second.released)
+    assert first.per_user.equals(second.per_user)
+    assert not hasattr(first, "released")
     assert np.allclose(first.audit["realized_epsilon"], first.audit["epsilon"], rtol=1e-12)
-    other = evaluate_attribute(hist, None, **{**options, "seed": 8})
-    assert not first.released["item"].equals(other.released["item"])
-    a, b = release_rng(7, "d", "a", 1.0).random(3), release_rng(7, "d", "a", 3.0).random(3)
-    assert not np.allclose(a, b)
 
 
 def test_attribute_parts_concatenate_in_sorted_order_without_a_sort():
@@ -164,8 +162,6 @@ def test_attribute_parts_concatenate_in_sorted_order_without_a_sort():
         prior="user_mean",
         epsilons=[3, 1],
         methods=["minimax", "mollifier_tv"],
-        release=True,
-        seed=7,
         chunk_users=7,  # several chunks per subcategory
     )
     parts = []
@@ -180,7 +176,7 @@ def test_attribute_parts_concatenate_in_sorted_order_without_a_sort():
         ).sample(fraction=1.0, shuffle=True, seed=seed)
         parts.append(evaluate_attribute(hist, None, attribute=attribute, **options))
     key = ["epsilon", "attribute", "subcategory", "user"]
-    for table in ("per_user", "released"):
+    for table in ("per_user",):
         frames = [getattr(part, table) for part in parts]
         for frame in frames:
             assert frame.equals(frame.sort(key)), table
@@ -197,7 +193,7 @@ def test_avazu_max_tv_part_by_part_equals_the_whole_table(tmp_path):
     aggregate job's (avazu_max_tv of every part together), bit for bit; no part gives the
     contract's empty table."""
     options = dict(name="avazu", prior="user_mean", epsilons=[4, 1])
-    options.update(methods=["minimax", "mollifier_tv"], release=False, seed=3)
+    options.update(methods=["minimax", "mollifier_tv"])
     paths, frames = [], []
     for attribute, seed in (("C18", 1), ("C1", 2), ("C15", 3)):
         hist = pl.concat(
@@ -231,13 +227,11 @@ def test_a_non_private_kernel_fails_the_audit():
             prior="uniform",
             epsilons=[1],
             methods=["minimax"],
-            release=True,
-            seed=0,
             kernel=leaky,
         )
 
 
-def test_tables_and_user_cost():
+def test_tables():
     result = evaluate_attribute(
         _histograms(),
         None,
@@ -246,8 +240,6 @@ def test_tables_and_user_cost():
         prior="pooled",
         epsilons=[1, 2],
         methods=["minimax", "mollifier_tv", "mollifier_kl"],
-        release=False,
-        seed=0,
     )
     tv, kl = max_table(result.per_user, "tv"), max_table(result.per_user, "kl")
     assert set(tv["method"]) == {"minimax", "mollifier_tv"} and set(kl["method"]) == {
@@ -255,9 +247,6 @@ def test_tables_and_user_cost():
         "mollifier_kl",
     }
     assert set(summary(tv, kl)["divergence"]) == {"tv", "kl", "tv+kl"}
-    users = audit_users(result.per_user)
-    assert (users["releases"] == 1).all() and (users["total_epsilon"] == users["epsilon"]).all()
-    assert result.released.height == 0
 
 
 def _random_events(rng, rows, *, fractional):
@@ -339,3 +328,14 @@ def test_subcategory_matrix_sorts_like_numpy():
     for u, i, c in rows.iter_rows():
         expected[users.tolist().index(u), items.tolist().index(i)] += c
     assert np.array_equal(counts, expected)
+
+
+def test_evaluate_events_has_the_configs_defaults():
+    """The notebook path's defaults are the events schema's (one documented set)."""
+    from ldpsample.events.evaluation import DEFAULTS
+    from ldpsample.pipeline.config_check import events_defaults
+
+    schema = events_defaults(
+        Path(__file__).resolve().parents[1] / "workflow/schemas/events.schema.yaml"
+    )
+    assert {key: schema[key] for key in DEFAULTS} == DEFAULTS

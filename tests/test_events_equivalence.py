@@ -72,7 +72,6 @@ def movielens_entry(weight: str, prior_source: str) -> dict:
         on_null="error",
         epsilons=ML_EPSILONS,
         methods=["minimax", "mollifier_tv", "mollifier_kl"],
-        release=False,
     )
 
 
@@ -96,7 +95,6 @@ def avazu_entry(avazu: dict) -> dict:
         on_null="error",
         epsilons=avazu["epsilons"],
         methods=["minimax", "mollifier_tv"],
-        release=True,
     )
 
 

@@ -1,22 +1,27 @@
 """The events stage (issue 11) through Snakemake in a temporary copy of the project: small
 events tables written here in every supported format, the output contracts and values (checked
-against the dense kernels of the library, an independent route), reproducible releases, the
-privacy audit failing a run whose kernel is not private, bad input failing with a message that
-names the key, file or value and leaving nothing in results/, and MovieLens-100K from
-../shared/data as an events table."""
+against the dense kernels of the library, an independent route), the privacy audit failing a
+run whose kernel is not private, bad input failing with a message that names the key, file or
+value and leaving nothing in results/, and MovieLens-100K from ../shared/data as an events
+table. Evaluation only: publishing a release is tests/test_publish_workflow.py's."""
 
 from __future__ import annotations
 
 import gzip
+import os
+import re
 import shutil
+import subprocess
 import zipfile
 
 import numpy as np
 import polars as pl
 import pytest
 from _workflow import (
+    ROOT,
     SHARED_DATA,
     copy_workflow,
+    need_shared_data,
     planned_jobs,
     result_files,
     snakemake,
@@ -64,7 +69,7 @@ def entry(path, **changes):
         on_null="drop",
         epsilons=[1, 4],
         methods=ALL_METHODS,
-        release=True,
+        release=False,
     )
     base.update(changes)
     return base
@@ -207,20 +212,40 @@ def test_events_outputs_and_values(formats_run, suffix):
         audit["realized_epsilon"], audit["epsilon"], rtol=1e-9
     )  # both kernels are tight
     per_user = pl.read_parquet(base / "per_user.parquet")
-    for eps in ("1", "4"):
-        released = pl.read_parquet(base / f"released/eps~{eps}.parquet")
-        assert released.columns == ["user", "attribute", "subcategory", "item"]
-        assert released.height == per_user.filter(pl.col("epsilon") == float(eps)).height
-    users = pl.read_csv(base / "audit_users.csv", schema_overrides={"user": pl.String})
-    assert users.columns == ["user", "epsilon", "releases", "total_epsilon"]
-    assert (users["releases"] <= 3).all() and (
-        users["total_epsilon"] == users["releases"] * users["epsilon"]
-    ).all()
-    assert (users["releases"] == 3).any()  # kept in a country and on both devices: 3ε
+    assert per_user.height == max_tv.filter(pl.col("method") == "minimax")["n_users"].sum()
+    # evaluation draws nothing and publishes nothing
+    assert not (base / "released").exists() and not (base / "publish").exists()
+    assert not (base / "audit_users.csv").exists()
     for attribute in ("country", "device"):
         assert (base / f"figures/{attribute}.png").stat().st_size > 0
     summary = pl.read_csv(base / "summary.csv")
     assert set(summary["divergence"]) == {"tv", "kl", "tv+kl"}
+    # every evaluated method competes in every row set: none can hide a better one (the pooled
+    # tv+kl rows compared minimax with the mollifier only, hiding randomized response)
+    competing = {
+        d: set(summary.filter(pl.col("divergence") == d)["method"]) for d in ("tv", "kl", "tv+kl")
+    }
+    assert competing == {
+        "tv": {"minimax", "mollifier_tv", "randomized_response"},
+        "kl": {"minimax", "mollifier_kl", "randomized_response"},
+        "tv+kl": {"minimax", "mollifier", "randomized_response"},
+    }
+    for divergence, rows in summary.group_by("divergence"):
+        cases = rows["cases"].unique().item()
+        best = max_tv if divergence[0] == "tv" else max_kl
+        assert cases == (best.height // best["method"].n_unique()) * (
+            2 if divergence[0] == "tv+kl" else 1
+        )
+        assert rows["wins"].sum() <= cases
+    # the trade-off: worst case and median per ε and method, with its figure
+    tradeoff = pl.read_csv(base / "tradeoff.csv")
+    worst = tradeoff.filter((pl.col("statistic") == "max") & (pl.col("divergence") == "tv"))
+    for eps, method, value in worst.select("epsilon", "method", "value").iter_rows():
+        want = max_tv.filter((pl.col("epsilon") == eps) & (pl.col("method") == method))[
+            "max_tv"
+        ].max()
+        assert value == pytest.approx(want, abs=1e-15)
+    assert (base / "tradeoff.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not (base / "work/attribute~country/per_user.parquet").exists()  # temp part removed
     # Each job's polars pool is its `threads:` (common.smk exports POLARS_MAX_THREADS), not one
     # thread per core: these rules declare 1.
@@ -228,25 +253,6 @@ def test_events_outputs_and_values(formats_run, suffix):
     assert {p.parent.parent.name for p in logs} >= {"events_histograms", "events_metrics"}
     for log in logs:
         assert "threads 1; polars thread pool 1\n" in log.read_text(), log
-
-
-def test_events_release_is_reproducible_and_streams_differ(workdir):
-    """Each run builds the released file only (histograms, metrics, release; not the tables
-    and figures), from scratch."""
-    name, other = "repro", "repro-other"
-    released = "results/events/{}/released/eps~2.parquet"
-    run(workdir, name, {name: entry("data/events.parquet", epsilons=[2])}, released.format(name))
-    base = workdir / "results/events" / name
-    first = pl.read_parquet(base / "released/eps~2.parquet")
-    shutil.rmtree(base)
-    run(workdir, name, {name: entry("data/events.parquet", epsilons=[2])}, released.format(name))
-    assert first.equals(pl.read_parquet(base / "released/eps~2.parquet"))
-    run(workdir, other, {other: entry("data/events.parquet", epsilons=[2])}, released.format(other))
-    second = pl.read_parquet(workdir / released.format(other))
-    assert first.select("user", "attribute", "subcategory").equals(
-        second.select("user", "attribute", "subcategory")
-    )
-    assert not first["item"].equals(second["item"])  # another dataset name, another stream
 
 
 def test_events_no_attributes_uniform_prior_and_disabled_entry(workdir):
@@ -260,7 +266,6 @@ def test_events_no_attributes_uniform_prior_and_disabled_entry(workdir):
                 attributes=[],
                 prior="uniform",
                 methods=["minimax", "randomized_response"],
-                release=False,
                 min_users=1,
             ),
             "off": entry("data/missing.parquet", enabled=False),
@@ -278,7 +283,7 @@ def test_events_no_attributes_uniform_prior_and_disabled_entry(workdir):
 
 def test_events_audit_fails_on_a_non_private_kernel(tmp_path):
     """Inject a kernel built for 3ε while claiming ε: the metrics job fails and nothing of the
-    dataset's published results (releases, audit) is left."""
+    dataset's results (tables, audit) is left."""
     wd = copy_workflow(tmp_path / "wf")
     (wd / "data").mkdir()
     small_events().write_parquet(wd / "data/events.parquet")
@@ -293,8 +298,8 @@ def test_events_audit_fails_on_a_non_private_kernel(tmp_path):
     logs = "".join(p.read_text() for p in (wd / "logs/events_metrics/leaky").glob("*.log"))
     assert "privacy audit FAILED" in logs and "exceeds the claimed epsilon" in logs
     base = wd / "results/events/leaky"
-    assert not list(base.glob("released/*")) and not (base / "audit.csv").exists()
-    for part in ("per_user", "audit", "released"):  # histograms of the attributes stay
+    assert not (base / "audit.csv").exists() and not (base / "max_tv.csv").exists()
+    for part in ("per_user", "audit"):  # histograms of the attributes stay
         assert not list(base.glob(f"work/attribute~*/{part}.parquet"))
 
 
@@ -319,6 +324,17 @@ BAD = {
     "truncated": (
         dict(path="data/truncated.parquet"),
         "cannot read the events table (config key events.{name}.path)",
+    ),
+    # a bad value far past the rows polars infers a CSV's types from: named by its key, not path
+    "late-bad-count": (
+        dict(path="data/late.csv"),
+        "column 'n' (config key events.{name}.count) has 1 missing or non-numeric values, the "
+        "first 'x' in data row 151 (line 152 of a CSV with a header)",
+    ),
+    "items-absent": (
+        dict(items=["i0", "i1", "nope"]),
+        "config key events.{name}.items: 1 of the 3 listed items are not in column 'item_id' of "
+        "data/events.parquet: ['nope']",
     ),
     "prior-lacks": (
         dict(
@@ -348,6 +364,9 @@ def test_events_bad_input_fails_at_its_job_naming_the_key(workdir, case):
         .alias("user_id")
     ).write_parquet(workdir / "data/nulls.parquet")
     (workdir / "data/empty.csv").write_text("user_id,item_id,n,country,device\n")
+    events.with_columns(pl.col("n").cast(pl.Int64).cast(pl.String)).with_columns(
+        pl.when(pl.int_range(pl.len()) == 150).then(pl.lit("x")).otherwise(pl.col("n")).alias("n")
+    ).write_csv(workdir / "data/late.csv")
     truncated = (workdir / "data/events.parquet").read_bytes()[:200]
     (workdir / "data/truncated.parquet").write_bytes(truncated)
     events.filter(pl.col("country") != "it").write_parquet(workdir / "data/public.parquet")
@@ -458,6 +477,109 @@ def test_events_report_and_default_config(workdir):
         names = report.namelist()
     # each attribute's figure of the figures/ folder is an entry of its own
     figures = sorted(n.rsplit("/", 1)[1] for n in names if n.endswith(".png"))
-    assert figures == ["country.png", "device.png"], names
+    assert figures == ["country.png", "device.png", "tradeoff.png"], names
     jobs = planned_jobs(workdir, "-c1")
     assert not [rule for rule in jobs if rule.startswith("events")], jobs
+
+
+def test_the_readmes_own_data_example_runs_as_printed_and_only_the_events_table(tmp_path):
+    """The README's one-line events overlay (only path, user and item required; the rest
+    defaults), written as printed: it runs just that table (the experiments on auto are off in
+    an own-data run), and the histogram log shows each scan's phase and elapsed time."""
+    readme = (ROOT / "README.md").read_text()
+    overlay = re.search(r"`(events: \{mylog: \{.*?\}\})`", " ".join(readme.split())).group(1)
+    wd = copy_workflow(tmp_path / "wf")
+    (wd / "data").mkdir()
+    rng = np.random.default_rng(2)
+    pl.DataFrame(
+        {
+            "user_id": [f"u{k}" for k in rng.integers(0, 200, 4000)],
+            "item_id": [f"i{k}" for k in rng.integers(0, 30, 4000)],
+            "country": rng.choice(["de", "fr", "it"], 4000),
+        }
+    ).write_parquet(wd / "data/log.parquet")
+    (wd / "config/own.yaml").write_text(overlay + "\n")
+    proc = snakemake(wd, "-c2", "--configfile", "config/own.yaml")
+    out = proc.stdout + proc.stderr
+    assert "own-data run (events: mylog)" in out
+    ran = set(re.findall(r"^(?:local)?rule (\w+):", out, re.M))
+    assert ran and all(rule.startswith("events_") or rule == "all" for rule in ran), ran
+    base = wd / "results/events/mylog"
+    max_tv = pl.read_csv(base / "max_tv.csv")
+    assert sorted(set(max_tv["epsilon"])) == [1.0, 4.0, 8.0]
+    assert set(max_tv["subcategory"]) == {"de", "fr", "it"}
+    assert (
+        not (wd / "results/synthetic").exists() and not (wd / "results/reproduction.csv").exists()
+    )
+    log = (wd / "logs/events_histograms/mylog/attribute~country.log").read_text()
+    assert "done in" in log and "scanning data/log.parquet" in log
+
+
+@pytest.mark.data
+def test_own_data_md_worked_example_and_notebook_run_as_printed(tmp_path):
+    """docs/own-data.md: the shell line, the YAML and the command as printed, on MovieLens-100K
+    (copied to resources/ml-100k/); then its Python block, whose tables equal the pipeline's."""
+    shared = need_shared_data("ml-100k")
+    doc = (ROOT / "docs/own-data.md").read_text()
+    section = doc.split("## Worked example", 1)[1].split("## The keys", 1)[0]
+    shell, command = re.findall(r"```bash\n(.*?)```", section, re.S)[:2]
+    overlay = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    wd = copy_workflow(tmp_path / "wf")
+    shutil.copytree(shared / "ml-100k", wd / "resources/ml-100k")
+    subprocess.run(["bash", "-c", shell], cwd=wd, check=True)
+    (wd / "config/my_events.yaml").write_text(overlay)
+    args = command.split()
+    assert args[0] == ".venv/bin/snakemake"
+    snakemake(wd, *args[1:])
+    base = wd / "results/events/ml100k"
+    max_tv = pl.read_csv(base / "max_tv.csv", schema_overrides={"subcategory": pl.String})
+    assert sorted(set(max_tv["epsilon"])) == [0.5, 1.0, 2.0, 4.0, 8.0]  # the default ε
+    assert set(max_tv["method"]) == {"minimax", "mollifier_tv", "randomized_response"}
+    assert not (wd / "results/synthetic").exists()
+    # the notebook block, in the same folder
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict = {}
+    cwd = os.getcwd()
+    os.chdir(wd)
+    try:
+        exec(compile(block, "docs/own-data.md", "exec"), namespace)
+    finally:
+        os.chdir(cwd)
+    result = namespace["result"]
+    pipeline = max_tv.filter(pl.col("epsilon").is_in([1.0, 4.0]))
+    ours = result.max_tv.with_columns(pl.col("subcategory").cast(pl.String))
+    assert (
+        ours.select(pipeline.columns)
+        .sort(pipeline.columns[:4])
+        .equals(pipeline.sort(pipeline.columns[:4]))
+    )
+    released = namespace["release_items"](
+        namespace["spec"], namespace["mine"], uniforms=namespace["SecureUniforms"]()
+    ).released
+    assert released.height == 1 and released["user"][0] == "1"
+
+
+def test_an_empty_result_says_why_and_unused_public_items_are_logged(workdir):
+    """exclude_users removing every user: the run succeeds, and subcategories.csv (one line per
+    attribute) and the log say which filter left nothing; a public prior table with items the
+    kept users never touched: the histogram log counts them."""
+    name = "nobody"
+    users = small_events()["user_id"].unique().to_list()
+    run(workdir, name, {name: entry("data/events.parquet", exclude_users=users)})
+    subcategories = pl.read_csv(workdir / f"results/events/{name}/subcategories.csv")
+    assert subcategories["attribute"].to_list() == ["country", "device"]
+    assert all(r.startswith("no row left of ") for r in subcategories["reason"]), subcategories
+    assert (
+        f"removed by events.{name}.items, events.{name}.exclude_users" in subcategories["reason"][0]
+    )
+    log = (workdir / f"logs/events_histograms/{name}/attribute~country.log").read_text()
+    assert "no subcategory of any attribute was kept" in log and "no row left of" in log
+    # a public table holding an item no kept user has
+    public = small_events().with_columns(pl.lit("i-public-only").alias("item_id")).head(5)
+    pl.concat([small_events(), public]).write_parquet(workdir / "data/public-extra.parquet")
+    name = "extra-public"
+    prior = dict(path="data/public-extra.parquet")
+    run(workdir, name, {name: entry("data/events.parquet", prior=prior, top_items=None)})
+    log = (workdir / f"logs/events_histograms/{name}/attribute~country.log").read_text()
+    assert "pairs of the public prior table have no kept user's data" in log
+    assert "i-public-only" in log

@@ -75,8 +75,6 @@ def avazu_events(parquet, attribute, *, min_rows, min_users, top_sites, exclude,
         prior="user_mean",
         epsilons=epsilons,
         methods=["minimax", "mollifier_tv"],
-        release=True,
-        seed=1,
     )
     return avazu_max_tv(result.per_user)
 
@@ -177,8 +175,6 @@ def test_avazu_tables_without_any_kept_subcategory():
         prior="user_mean",
         epsilons=[1.0],
         methods=["minimax", "mollifier_tv"],
-        release=True,
-        seed=1,
     )
     max_tv = avazu_max_tv(result.per_user)
     assert max_tv.height == 0 and max_tv.schema == AVAZU_MAX_TV_SCHEMA
@@ -234,8 +230,6 @@ def test_movielens_events_equal_the_former_implementation(tmp_path, weight, prio
         prior="pooled" if prior_source == "ml-1m" else "table",
         epsilons=[1.0, 4.0],
         methods=["minimax", "mollifier_tv", "mollifier_kl"],
-        release=False,
-        seed=1,
     ).per_user
     data = oracle.build_movielens_data(*files, weight=weight, prior_source=prior_source)
     want_tv, want_kl = oracle.movielens_metrics(data.users, data.priors, epsilons=[1.0, 4.0])

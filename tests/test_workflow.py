@@ -157,20 +157,32 @@ def test_theory_tables(default_run):
 
 def test_default_run_fills_the_reproduction_table(default_run):
     """The reproduction stage runs on the default config (no real data in data_dir): the
-    offline claims are reproduced, Example 1's Γ differs by the documented erratum and the
-    real-data rows say they did not run."""
+    offline claims are reproduced (Theorem 1 against the LP), Example 1's printed numbers differ
+    as documented and the real-data rows say they did not run; the counts file adds up."""
     files = result_files(default_run)
     assert "results/reproduction.csv" in files
-    rows = {
-        r["claim"]: r for r in pl.read_csv(files["results/reproduction.csv"]).iter_rows(named=True)
-    }
-    for claim in ("fig2_crossover_tv", "fig2_crossover_kl", "theorem1_risk", "example1_tv"):
+    table = pl.read_csv(files["results/reproduction.csv"])
+    rows = {r["claim"]: r for r in table.iter_rows(named=True)}
+    for claim in (
+        "fig2_crossover_tv",
+        "fig2_crossover_kl",
+        "theorem1_risk",
+        "lemma1_worst_case",
+        "corollary2_randomized_response",
+        "proposition1_binary",
+        "tv_bound_2tv",
+        "wpm_sinkhorn_convergence",
+        "wpm_theorem_4_3_linear_rate",
+    ):
         assert rows[claim]["verdict"] == "reproduced", rows[claim]
-    assert rows["wpm_sinkhorn_convergence"]["verdict"] == "reproduced", rows[
-        "wpm_sinkhorn_convergence"
-    ]
+    assert "LP optimum" in rows["theorem1_risk"]["run_value"]
+    assert rows["example1_tv"]["verdict"].startswith("differs: TV(p, pK) = 0.0376")
     assert rows["example1_gamma"]["verdict"].startswith("differs: erratum")
     assert rows["avazu_summary"]["verdict"].startswith("not run")
+    counts = pl.read_csv(files["results/reproduction_counts.csv"])
+    assert counts["rows"].sum() == table.height
+    kinds = table["verdict"].str.split(":").list.first()
+    assert dict(counts.iter_rows()) == {v: int((kinds == v).sum()) for v in counts["verdict"]}
 
 
 def test_nothing_left_to_do_after_a_run(default_run):

@@ -90,6 +90,7 @@ def test_only_the_wpm_stages_ran(wpm_run):
     workdir, _ = wpm_run
     assert sorted(p.name for p in (workdir / "results").iterdir()) == [
         "reproduction.csv",
+        "reproduction_counts.csv",
         "wpm_gowalla",
         "wpm_movielens",
         "wpm_ring",

@@ -36,12 +36,17 @@ _EXPORTS: dict[str, str] = {
     "check_distributions": "ldpsample._validation",
     "check_epsilon": "ldpsample._validation",
     "check_kernel": "ldpsample.audit",
+    "epsilon_lower_bound": "ldpsample.empirical",
     "f_divergence": "ldpsample.divergences",
     "get_divergence": "ldpsample.divergences",
+    "inverse_cdf": "ldpsample.sampling",
+    "inverse_cdf_sorted": "ldpsample.minimax_sparse",
     "kl_divergence": "ldpsample.divergences",
     "linear_minimax": "ldpsample.baselines",
     "minimax_coefficients": "ldpsample.minimax",
+    "minimax_divergences_sparse": "ldpsample.minimax_sparse",
     "minimax_kernel": "ldpsample.minimax",
+    "minimax_realized_epsilon": "ldpsample.audit",
     "minimax_risk": "ldpsample.minimax",
     "mollifier_bounds": "ldpsample.mollifier",
     "mollifier_projection": "ldpsample.mollifier",
@@ -55,6 +60,7 @@ _EXPORTS: dict[str, str] = {
     "relative_mollifier_kl": "ldpsample.mollifier",
     "relative_mollifier_tv": "ldpsample.mollifier",
     "release_minimax": "ldpsample.sampling",
+    "sample_minimax_sparse": "ldpsample.minimax_sparse",
     "sample_categorical": "ldpsample.sampling",
     "tv_distance": "ldpsample.divergences",
     "worst_case_divergence": "ldpsample.audit",
@@ -76,12 +82,17 @@ __all__ = [
     "check_distributions",
     "check_epsilon",
     "check_kernel",
+    "epsilon_lower_bound",
     "f_divergence",
     "get_divergence",
+    "inverse_cdf",
+    "inverse_cdf_sorted",
     "kl_divergence",
     "linear_minimax",
     "minimax_coefficients",
+    "minimax_divergences_sparse",
     "minimax_kernel",
+    "minimax_realized_epsilon",
     "minimax_risk",
     "mollifier_bounds",
     "mollifier_projection",
@@ -96,6 +107,7 @@ __all__ = [
     "relative_mollifier_tv",
     "release_minimax",
     "sample_categorical",
+    "sample_minimax_sparse",
     "tv_distance",
     "worst_case_divergence",
 ]
@@ -114,6 +126,7 @@ if TYPE_CHECKING:  # static analysers see the eager imports
     )
     from ldpsample.audit import (
         check_kernel,
+        minimax_realized_epsilon,
         preserves_prior,
         realized_epsilon,
         worst_case_divergence,
@@ -132,6 +145,7 @@ if TYPE_CHECKING:  # static analysers see the eager imports
         point_mass_divergence,
         tv_distance,
     )
+    from ldpsample.empirical import epsilon_lower_bound
     from ldpsample.minimax import (
         MinimaxKernel,
         apply_minimax,
@@ -140,6 +154,11 @@ if TYPE_CHECKING:  # static analysers see the eager imports
         minimax_kernel,
         minimax_risk,
     )
+    from ldpsample.minimax_sparse import (
+        inverse_cdf_sorted,
+        minimax_divergences_sparse,
+        sample_minimax_sparse,
+    )
     from ldpsample.mollifier import (
         mollifier_bounds,
         mollifier_projection,
@@ -147,4 +166,4 @@ if TYPE_CHECKING:  # static analysers see the eager imports
         relative_mollifier_kl,
         relative_mollifier_tv,
     )
-    from ldpsample.sampling import release_minimax, sample_categorical
+    from ldpsample.sampling import inverse_cdf, release_minimax, sample_categorical

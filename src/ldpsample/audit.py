@@ -12,8 +12,15 @@ from numpy.typing import ArrayLike
 from ldpsample._types import FloatArray
 from ldpsample._validation import check_distribution, check_distributions, check_epsilon
 from ldpsample.divergences import DivergenceLike, point_mass_divergence
+from ldpsample.minimax import MinimaxKernel
 
-__all__ = ["check_kernel", "preserves_prior", "realized_epsilon", "worst_case_divergence"]
+__all__ = [
+    "check_kernel",
+    "minimax_realized_epsilon",
+    "preserves_prior",
+    "realized_epsilon",
+    "worst_case_divergence",
+]
 
 
 def _as_kernel(K: ArrayLike) -> FloatArray:
@@ -25,8 +32,12 @@ def _as_kernel(K: ArrayLike) -> FloatArray:
 
 
 def _realized_epsilon(K: FloatArray) -> float:
-    column_max = K.max(axis=0)
-    column_min = K.min(axis=0)
+    return _epsilon_of_columns(K.max(axis=0), K.min(axis=0))
+
+
+def _epsilon_of_columns(column_max: FloatArray, column_min: FloatArray) -> float:
+    """``max_j log(column_max_j / column_min_j)`` over the used columns (``column_max_j > 0``);
+    ``inf`` when a used column has a zero entry. Shared by the dense and the O(n) audits."""
     used = column_max > 0  # all-zero columns are never released: they constrain nothing
     if not used.any():
         return 0.0
@@ -51,6 +62,93 @@ def realized_epsilon(K: ArrayLike) -> float:
     float
     """
     return _realized_epsilon(_as_kernel(K))
+
+
+def _kernel_arrays(kernel: object) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``(q_sorted, c, diagonal_sorted)`` of a :class:`MinimaxKernel`, checked: 1-D float
+    arrays of one length ``n >= 1``, finite and non-negative."""
+    if not isinstance(kernel, MinimaxKernel):
+        raise TypeError(
+            "kernel must be a MinimaxKernel (ldpsample.minimax_coefficients), got "
+            f"{kernel!r:.200} of type {type(kernel).__name__}"
+        )
+    arrays = []
+    for name in ("q_sorted", "c", "diagonal_sorted"):
+        arr = np.asarray(getattr(kernel, name))
+        if not np.issubdtype(arr.dtype, np.floating) or arr.ndim != 1 or arr.size == 0:
+            raise ValueError(
+                f"kernel.{name} must be a non-empty 1-D float array, got dtype {arr.dtype} "
+                f"and shape {arr.shape}"
+            )
+        if not (np.isfinite(arr).all() and arr.min() >= 0):
+            bad = int(np.argmax(~(np.isfinite(arr) & (arr >= 0))))
+            value = arr[bad].item()
+            raise ValueError(
+                f"kernel.{name} must be finite and non-negative, got {value!r} at index {bad}"
+            )
+        arrays.append(arr.astype(np.float64, copy=False))
+    q, c, diagonal = arrays
+    if not q.shape == c.shape == diagonal.shape:
+        raise ValueError(
+            "kernel.q_sorted, kernel.c and kernel.diagonal_sorted must have one length, got "
+            f"{q.shape}, {c.shape} and {diagonal.shape}"
+        )
+    return q, c, diagonal
+
+
+def minimax_realized_epsilon(kernel: MinimaxKernel) -> float:
+    """The realised ε of a minimax kernel, from its stored arrays in O(n) time and memory.
+
+    Equal to ``realized_epsilon(K)`` for the kernel ``K`` that :func:`ldpsample.apply_minimax`
+    and :mod:`ldpsample.minimax_sparse` apply, without building ``K``: in the kernel's sorted
+    order (``docs/minimax.md``, closed form of Algorithm 1), column ``j`` of ``K`` holds
+
+        q_j c_i  (i < j),        K_jj = diagonal_sorted[j],        q_j c_j  (i > j),
+
+    so its largest and smallest entries are ``q_j`` times the largest and smallest of the
+    off-diagonal coefficients ``{c_i : i < j} ∪ {c_j if j < n - 1}`` (exclusive running
+    maxima and minima of ``c``), compared with the diagonal entry. Nothing is taken on trust:
+    not ``kernel.epsilon`` (a kernel whose coefficients were built for 3ε reports 3ε), not the
+    monotonicity of ``c`` (the running extremes hold for any ``c``) and not the diagonal (read
+    as stored). As in :func:`realized_epsilon`, an all-zero column (an item of prior mass 0) is
+    never released and constrains nothing, and a column with a zero and a positive entry gives
+    ``inf``. The products and comparisons are the dense matrix's own, so for a kernel from
+    :func:`ldpsample.minimax_coefficients` (``c`` non-increasing) the result equals
+    ``realized_epsilon(kernel.dense())`` bit for bit.
+
+    Parameters
+    ----------
+    kernel
+        A :class:`ldpsample.MinimaxKernel` (:func:`ldpsample.minimax_coefficients`).
+
+    Returns
+    -------
+    float
+        ``max_j log(max_i K_ij / min_i K_ij)`` over the used columns; 0 for ``n = 1``.
+
+    Raises
+    ------
+    TypeError
+        If ``kernel`` is not a :class:`ldpsample.MinimaxKernel`.
+    ValueError
+        If its arrays are not finite, non-negative 1-D arrays of one length.
+    """
+    q, c, diagonal = _kernel_arrays(kernel)
+    n = q.shape[0]
+    if n == 1:  # K = [[diagonal]]: one entry per column
+        return _epsilon_of_columns(diagonal, diagonal)
+    # Off-diagonal coefficients of column j: c_i for i < j (exclusive running extremes) and,
+    # below the diagonal, c_j itself (rows i > j exist for j < n - 1).
+    high = np.empty(n)
+    low = np.empty(n)
+    high[0] = low[0] = c[0]  # column 0: only rows below it, all q_0 c_0
+    np.maximum.accumulate(c[:-1], out=high[1:])
+    np.minimum.accumulate(c[:-1], out=low[1:])
+    np.maximum(high[:-1], c[:-1], out=high[:-1])
+    np.minimum(low[:-1], c[:-1], out=low[:-1])
+    column_max = np.maximum(q * high, diagonal)
+    column_min = np.minimum(q * low, diagonal)
+    return _epsilon_of_columns(column_max, column_min)
 
 
 def worst_case_divergence(K: ArrayLike, divergence: DivergenceLike = "tv") -> float:

@@ -170,6 +170,23 @@ class MinimaxKernel:
         return K
 
     @cached_property
+    def _prefix_sums(self) -> tuple[NDArray[np.intp], FloatArray, FloatArray]:
+        """``(rank, Q, QC)`` for :mod:`ldpsample.minimax_sparse`, built on first use and kept:
+        each caller item's sorted rank (the inverse of ``order``) and the exclusive prefix sums
+        ``Q[j] = sum_{i<j} q_i`` and ``QC[j] = sum_{i<j} q_i c_i`` in sorted order (length
+        ``n + 1``, running sums of non-negative terms)."""
+        n = self.n
+        rank = np.empty(n, dtype=np.intp)
+        rank[self.order] = np.arange(n)
+        Q = np.zeros(n + 1)
+        np.cumsum(self.q_sorted, out=Q[1:])
+        QC = np.zeros(n + 1)
+        np.cumsum(self.q_sorted * self.c, out=QC[1:])
+        for a in (rank, Q, QC):
+            a.flags.writeable = False
+        return rank, Q, QC
+
+    @cached_property
     def _chunk_plan(self) -> _ChunkPlan:
         """The blocks :func:`apply_minimax` multiplies by, built on first use and kept: a kernel
         applied to many batches (or one row at a time) builds them once."""

@@ -5,10 +5,11 @@
 # The (gzipped) CSV is converted once to parquet; then, per variant
 # (results/avazu/ and one folder per avazu.variants entry, the {avazu_folder} wildcard), one
 # histogram job per attribute and one metrics job per attribute looping over ε in-process
-# (scripts/events_*.py), then local jobs, one of each per run folder (a local job pays a few
-# seconds of process start-up): the tables in the Avazu contract, the released samples of every
-# ε (released/eps~<ε>.parquet) and every attribute's figure (figures/attribute~<A>.png, one
-# report entry each). All three read the per-attribute parts, so they run side by side.
+# (scripts/events_*.py), then two local jobs per run folder (a local job pays a few seconds of
+# process start-up): the tables in the Avazu contract and every attribute's figure
+# (figures/attribute~<A>.png, one report entry each). Both read the per-attribute parts, so they
+# run side by side. The prior is the users' mean histogram (the paper's): this is evaluation,
+# nothing is drawn or released (docs/paper-vs-code.md; publishing is events.<name>.release).
 # Histogram and metrics jobs stay apart: a change of ε re-runs only the metrics (the scan is
 # the costly step), and 18 short jobs share 2 cores better than 9 long ones.
 #
@@ -25,7 +26,6 @@ include: "avazu_common.smk"
 
 localrules:
     avazu_aggregate,
-    avazu_release,
     avazu_figure,
 
 
@@ -109,14 +109,11 @@ rule avazu_metrics:
         priors="results/{avazu_folder}/work/attribute~{attribute}/priors.parquet",
         code=get_library_sources(*EVENTS_METRICS_CODE),
     output:
-        # per_user and released are combined into the published files, then removed
+        # per_user is combined into the published per_user.parquet, then removed
         per_user=temp(
             "results/{avazu_folder}/work/attribute~{attribute}/per_user.parquet"
         ),
         audit="results/{avazu_folder}/work/attribute~{attribute}/audit.parquet",
-        released=temp(
-            "results/{avazu_folder}/work/attribute~{attribute}/released.parquet"
-        ),
     log:
         "logs/avazu_metrics/{avazu_folder}/attribute~{attribute}.log",
     benchmark:
@@ -180,7 +177,6 @@ rule avazu_aggregate:
             subcategory="{avazu_folder}",
             labels={"table": "realised ε of every kernel used"},
         ),
-        audit_users="results/{avazu_folder}/audit_users.csv",
     log:
         "logs/avazu_aggregate/{avazu_folder}.log",
     benchmark:
@@ -195,26 +191,6 @@ rule avazu_aggregate:
         attributes=get_avazu_attributes(),
     script:
         "../../scripts/avazu_aggregate.py"
-
-
-rule avazu_release:
-    input:
-        released=lambda wildcards: get_avazu_parts(wildcards.avazu_folder, "released"),
-        code=get_library_sources(*EVENTS_TABLE_CODE),
-    output:
-        released=get_avazu_release_outputs(),
-    log:
-        "logs/avazu_release/{avazu_folder}.log",
-    benchmark:
-        "logs/benchmarks/avazu_release/{avazu_folder}.tsv"
-    wildcard_constraints:
-        avazu_folder=get_avazu_folder_pattern(),
-    conda:
-        CONDA_ENV
-    params:
-        epsilons=[float(eps) for eps in get_avazu_epsilons()],
-    script:
-        "../../scripts/events_release.py"
 
 
 # The figures come from the per-user parts, as max_tv does, so that drawing them (the longest

@@ -108,14 +108,13 @@ def get_avazu_histogram_params(folder, attribute):
 
 def get_avazu_metrics_params():
     """The events options (evaluate_attribute) of every Avazu metrics job: the subcategory's
-    mean histogram as prior, minimax and the TV mollifier, minimax-released samples."""
+    mean histogram as prior (data-derived: evaluation, as the paper), minimax and the TV
+    mollifier."""
     return dict(
         name="avazu",
         prior="user_mean",
         epsilons=sorted(float(e) for e in config["avazu"]["epsilons"]),
         methods=["minimax", "mollifier_tv"],
-        release=True,
-        seed=config["seed"],
     )
 
 
@@ -148,14 +147,6 @@ def get_avazu_figure_outputs():
     }
 
 
-def get_avazu_release_outputs():
-    """The release job's outputs: results/{avazu_folder}/released/eps~<ε>.parquet per ε, in
-    the order of get_avazu_epsilons()."""
-    return expand(
-        "results/{{avazu_folder}}/released/eps~{eps}.parquet", eps=get_avazu_epsilons()
-    )
-
-
 def get_avazu_outputs():
     """Final targets of the Avazu experiment (every variant), if enabled."""
     if not is_enabled("avazu"):
@@ -172,14 +163,10 @@ def get_avazu_outputs():
                 "subcategories.csv",
                 "per_user.parquet",
                 "audit.csv",
-                "audit_users.csv",
             )
         ]
         outputs += expand(
             f"{folder}/figures/attribute~{{attribute}}.png",
             attribute=get_avazu_attributes(),
-        )
-        outputs += expand(
-            f"{folder}/released/eps~{{eps}}.parquet", eps=get_avazu_epsilons()
         )
     return outputs

@@ -130,12 +130,28 @@ def get_library_sources(*modules):
     )
 
 
+#: Experiments that need no raw data: "auto" runs them unless the run is an own-data one.
+OFFLINE_EXPERIMENTS = ("synthetic", "theory", "wpm_ring")
+
+
+def is_own_data_run():
+    """Whether the config has enabled events tables: then the experiments left on "auto" are
+    off, so that an overlay adding only `events:` runs only those tables."""
+    entries = config.get("events") or {}
+    return any(entry.get("enabled", True) for entry in entries.values())
+
+
 def is_enabled(experiment):
-    """Whether an experiment runs: true/false from config; "auto" if its raw data was placed in
-    data_dir (get_auto_off_reason)."""
+    """Whether an experiment runs: true/false from config; "auto" unless this is an own-data
+    run, and for a real-data experiment only if its raw data was placed in data_dir
+    (get_auto_off_reason)."""
     toggle = config["experiments"].get(experiment, False)
     if toggle == "auto":
-        return get_auto_off_reason(experiment) is None
+        if is_own_data_run():
+            return False
+        return (
+            experiment in OFFLINE_EXPERIMENTS or get_auto_off_reason(experiment) is None
+        )
     return bool(toggle)
 
 
@@ -185,15 +201,34 @@ def get_auto_off_reason(experiment):
 
 def log_auto_toggles():
     """One line at start-up naming the "auto" experiments that are off, and why."""
+    auto = [name for name, toggle in config["experiments"].items() if toggle == "auto"]
+    if is_own_data_run():
+        if auto and workflow.is_main_process:
+            logger.info(
+                f"own-data run (events: {', '.join(sorted(config['events']))}): the experiments "
+                f"on auto are off ({', '.join(auto)}); set one to true to run it too"
+            )
+        return
     off = [
         f"{name} ({get_auto_off_reason(name)})"
         for name, toggle in config["experiments"].items()
-        if toggle == "auto" and get_auto_off_reason(name)
+        if toggle == "auto"
+        and name not in OFFLINE_EXPERIMENTS
+        and get_auto_off_reason(name)
     ]
     if off and workflow.is_main_process:
         logger.info(
             f"data_dir={config['data_dir']}: experiments on auto that are off: {', '.join(off)}"
         )
+
+
+def writes_reproduction_table():
+    """Whether the run writes results/reproduction.csv: always, except in an own-data run
+    (enabled events tables) that runs no paper experiment, where every row would be 'not
+    run'."""
+    return not is_own_data_run() or any(
+        is_enabled(name) for name in config["experiments"]
+    )
 
 
 def get_final_outputs():

@@ -2,8 +2,17 @@
 # (workflow/schemas/events.schema.yaml, docs/own-data.md). Per (dataset, attribute): one
 # histogram job (streaming scans of the table; one job for all attributes needed 2.7 GB on a
 # 40 M-row table, one per attribute 0.6 GB) and one metrics job looping over every
-# ε in-process (per-user divergences, minimax-released samples, kernel audit), then local jobs
-# that combine the tables, split the releases per ε and draw one figure per attribute.
+# ε in-process (per-user divergences, kernel audit), then local jobs that combine the tables
+# and draw one figure per attribute. This is evaluation: nothing is drawn.
+#
+# A table with release: true is also published (docs/publishing.md): events_spec builds the
+# spec from public inputs only (never the events table), events_roster lists every user of the
+# table, events_budget checks the persistent ledger against the budget (it fails, and nothing
+# else of the table runs, when a user would exceed it), the histogram jobs take the spec's
+# domain, and events_publish draws every user's items, appends the ledger and writes publish/.
+# The budget and the ledger are the gate's only parameters, and the jobs it guards take its
+# output as ancient(): changing the budget re-checks it but does not re-run (re-draw, re-spend)
+# a release; events_publish reads the ledger and budget from that output.
 #
 # The stage's helpers live beside it in events_common.smk (snakemake --lint flags rules and
 # functions in one file); they use format_epsilon / get_epsilon_folders / get_library_sources
@@ -14,13 +23,76 @@ include: "events_common.smk"
 
 
 localrules:
+    events_spec,
+    events_budget,
+    events_publish,
+    events_publish_file,
     events_combine,
-    events_release,
     events_figure,
+
+
+rule events_spec:
+    input:
+        public=lambda wildcards: get_events_public_inputs(wildcards.name),
+        code=get_library_sources(*EVENTS_SPEC_CODE),
+    output:
+        **get_events_spec_files("{name}"),
+    log:
+        "logs/events_spec/{name}.log",
+    wildcard_constraints:
+        name=EVENTS_NAME_PATTERN,
+    conda:
+        CONDA_ENV
+    params:
+        spec=lambda wildcards: get_events_spec_params(wildcards.name),
+    script:
+        "../../scripts/events_spec.py"
+
+
+rule events_roster:
+    input:
+        data=lambda wildcards: get_events_config(wildcards.name)["path"],
+        code=get_library_sources(*EVENTS_HISTOGRAM_CODE),
+    output:
+        roster=f"{EVENTS_RESULTS}/{{name}}/work/roster.parquet",
+    log:
+        "logs/events_roster/{name}.log",
+    wildcard_constraints:
+        name=EVENTS_NAME_PATTERN,
+    conda:
+        CONDA_ENV
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        options=lambda wildcards: get_events_roster_params(wildcards.name),
+    script:
+        "../../scripts/events_roster.py"
+
+
+rule events_budget:
+    input:
+        manifest=f"{EVENTS_RESULTS}/{{name}}/work/spec/manifest.json",
+        domain=f"{EVENTS_RESULTS}/{{name}}/work/spec/domain.csv",
+        roster=f"{EVENTS_RESULTS}/{{name}}/work/roster.parquet",
+        code=get_library_sources("publish/ledger.py", "publish/publication.py"),
+    output:
+        gate=f"{EVENTS_RESULTS}/{{name}}/work/budget.json",
+    log:
+        "logs/events_budget/{name}.log",
+    wildcard_constraints:
+        name=EVENTS_NAME_PATTERN,
+    conda:
+        CONDA_ENV
+    params:
+        budget=lambda wildcards: get_events_budget_params(wildcards.name),
+    script:
+        "../../scripts/events_budget.py"
 
 
 rule events_histograms:
     input:
+        unpack(get_events_gate),
         data=get_events_inputs,
         code=get_library_sources(*EVENTS_HISTOGRAM_CODE),
     output:
@@ -53,14 +125,11 @@ rule events_metrics:
         priors=f"{EVENTS_RESULTS}/{{name}}/work/attribute~{{attribute}}/priors.parquet",
         code=get_library_sources(*EVENTS_METRICS_CODE),
     output:
-        # per_user and released are combined into the published files, then removed
+        # per_user is combined into the published per_user.parquet, then removed
         per_user=temp(
             f"{EVENTS_RESULTS}/{{name}}/work/attribute~{{attribute}}/per_user.parquet"
         ),
         audit=f"{EVENTS_RESULTS}/{{name}}/work/attribute~{{attribute}}/audit.parquet",
-        released=temp(
-            f"{EVENTS_RESULTS}/{{name}}/work/attribute~{{attribute}}/released.parquet"
-        ),
     log:
         "logs/events_metrics/{name}/attribute~{attribute}.log",
     benchmark:
@@ -119,6 +188,13 @@ rule events_combine:
             subcategory="{name}",
             labels={"dataset": "{name}", "table": "win shares and mean improvements"},
         ),
+        tradeoff=report(
+            f"{EVENTS_RESULTS}/{{name}}/tradeoff.csv",
+            caption="../report/events_tradeoff_table.rst",
+            category="Events",
+            subcategory="{name}",
+            labels={"dataset": "{name}", "table": "worst case and median against ε"},
+        ),
         audit=report(
             f"{EVENTS_RESULTS}/{{name}}/audit.csv",
             caption="../report/events_audit.rst",
@@ -126,7 +202,6 @@ rule events_combine:
             subcategory="{name}",
             labels={"dataset": "{name}", "table": "realised ε of every kernel used"},
         ),
-        audit_users=f"{EVENTS_RESULTS}/{{name}}/audit_users.csv",
     log:
         "logs/events_combine/{name}.log",
     benchmark:
@@ -139,24 +214,55 @@ rule events_combine:
         "../../scripts/events_combine.py"
 
 
-rule events_release:
+# A release's draws, budget check and ledger entry as one local job (SQLite's locks need the
+# submitting host's file system; docs/publishing.md). The draws of every ε land together in
+# work/released/ (after the ledger's commit), publish/spec/ gets the spec, and
+# events_publish_file copies each released file into publish/released/ (a directory output
+# there would add Snakemake's timestamp file to what is published); the ledger totals and the
+# release report stay outside publish/.
+rule events_publish:
     input:
-        released=lambda wildcards: get_events_parts(wildcards.name, "released"),
-        code=get_library_sources(*EVENTS_TABLE_CODE),
+        manifest=f"{EVENTS_RESULTS}/{{name}}/work/spec/manifest.json",
+        domain=f"{EVENTS_RESULTS}/{{name}}/work/spec/domain.csv",
+        roster=f"{EVENTS_RESULTS}/{{name}}/work/roster.parquet",
+        histograms=lambda wildcards: get_events_parts(wildcards.name, "histograms"),
+        gate=ancient(f"{EVENTS_RESULTS}/{{name}}/work/budget.json"),
+        code=get_library_sources(*EVENTS_PUBLISH_CODE),
     output:
-        released=f"{EVENTS_RESULTS}/{{name}}/released/eps~{{eps}}.parquet",
+        spec_domain=f"{EVENTS_RESULTS}/{{name}}/publish/spec/domain.csv",
+        spec_manifest=f"{EVENTS_RESULTS}/{{name}}/publish/spec/manifest.json",
+        released=directory(f"{EVENTS_RESULTS}/{{name}}/work/released"),
+        ledger=f"{EVENTS_RESULTS}/{{name}}/ledger.csv",
+        report=f"{EVENTS_RESULTS}/{{name}}/release_report.csv",
     log:
-        "logs/events_release/{name}/eps~{eps}.log",
+        "logs/events_publish/{name}.log",
     benchmark:
-        "logs/benchmarks/events_release/{name}/eps~{eps}.tsv"
+        "logs/benchmarks/events_publish/{name}.tsv"
     wildcard_constraints:
         name=EVENTS_NAME_PATTERN,
     conda:
         CONDA_ENV
     params:
-        epsilons=lambda wildcards: [float(wildcards.eps)],
+        release_seed=lambda wildcards: get_events_config(wildcards.name)["release_seed"],
     script:
-        "../../scripts/events_release.py"
+        "../../scripts/events_publish.py"
+
+
+rule events_publish_file:
+    input:
+        released=f"{EVENTS_RESULTS}/{{name}}/work/released",
+    output:
+        file=f"{EVENTS_RESULTS}/{{name}}/publish/released/{{file}}",
+    log:
+        "logs/events_publish_file/{name}/{file}.log",
+    wildcard_constraints:
+        name=EVENTS_NAME_PATTERN,
+        file=rf"eps~{CONFIG_CHECK.EPSILON_FOLDER_PATTERN}\.parquet|release\.json",
+    conda:
+        CONDA_ENV
+    shell:
+        "cp {input.released}/{wildcards.file} {output.file}.tmp 2> {log} "
+        "&& mv {output.file}.tmp {output.file}"
 
 
 # Every attribute's figure of a dataset in one job (a figure job's imports, seaborn's mostly,
@@ -165,6 +271,7 @@ rule events_release:
 rule events_figure:
     input:
         max_tv=f"{EVENTS_RESULTS}/{{name}}/max_tv.csv",
+        tradeoff=f"{EVENTS_RESULTS}/{{name}}/tradeoff.csv",
         code=get_library_sources("figures/events.py", "figures/style.py"),
     output:
         figures=report(
@@ -178,6 +285,13 @@ rule events_figure:
                 "figure": "max TV per subcategory",
                 "attribute": "{attribute}",
             },
+        ),
+        tradeoff=report(
+            f"{EVENTS_RESULTS}/{{name}}/tradeoff.png",
+            caption="../report/events_tradeoff.rst",
+            category="Events",
+            subcategory="{name}",
+            labels={"dataset": "{name}", "figure": "trade-off: TV and KL against ε"},
         ),
     log:
         "logs/events_figure/{name}.log",

@@ -17,6 +17,19 @@ EVENTS_METRICS_CODE = (
     "audit.py",
 )
 EVENTS_TABLE_CODE = ("events/tables.py",)
+# A publication's spec (public inputs only) and its draws, budget check and ledger.
+EVENTS_SPEC_CODE = ("publish/spec.py", "events/table.py", "events/histograms.py")
+EVENTS_PUBLISH_CODE = (
+    "publish/spec.py",
+    "publish/client.py",
+    "publish/randomness.py",
+    "publish/ledger.py",
+    "publish/publication.py",
+    "events/release.py",
+    "minimax.py",
+    "sampling.py",
+    "audit.py",
+)
 
 
 def get_events_config(name):
@@ -40,16 +53,124 @@ def get_events_epsilons(name):
     return get_epsilon_folders(get_events_config(name)["epsilons"])
 
 
+def is_events_release(name):
+    """Whether events.<name> publishes a release (release: true)."""
+    return bool(get_events_config(name)["release"])
+
+
 def get_events_prior_kind(name):
+    """The metrics job's prior: a release's spec, or the configured kind."""
+    if is_events_release(name):
+        return "spec"
     prior = get_events_config(name)["prior"]
     return prior if isinstance(prior, str) else "table"
 
 
+def get_events_public_inputs(name):
+    """The public table of a table prior, or the manifest of a reused spec, if any."""
+    prior = get_events_config(name)["prior"]
+    if isinstance(prior, str):
+        return []
+    if "spec" in prior:
+        spec = Path(prior["spec"])
+        return [str(spec if spec.suffix == ".json" else spec / "manifest.json")]
+    return [prior["path"]]
+
+
 def get_events_inputs(wildcards):
-    """The events table and, for a table prior, the public table."""
-    entry = get_events_config(wildcards.name)
+    """The histogram job's inputs: the events table and, for evaluation with a table prior,
+    the public table; a release's histograms read its spec instead (get_events_spec_input).
+    """
+    name = wildcards.name
+    if is_events_release(name):
+        return [get_events_config(name)["path"]]
+    return [get_events_config(name)["path"], *get_events_public_inputs(name)]
+
+
+def get_events_work(name):
+    return f"{EVENTS_RESULTS}/{name}/work"
+
+
+def get_events_spec_files(name, folder="work/spec"):
+    """A release's spec files (its domain and manifest) under results/events/<name>/<folder>."""
+    return {
+        part: f"{EVENTS_RESULTS}/{name}/{folder}/{part}.{suffix}"
+        for part, suffix in (("domain", "csv"), ("manifest", "json"))
+    }
+
+
+def get_events_gate(wildcards):
+    """The histogram job's inputs that only a release has: its spec's domain and the budget
+    gate (ancient: a changed budget re-checks, it does not re-run what the gate guards).
+    """
+    name = wildcards.name
+    if not is_events_release(name):
+        return {}
+    return {
+        "domain": get_events_spec_files(name)["domain"],
+        "gate": ancient(f"{get_events_work(name)}/budget.json"),
+    }
+
+
+def get_events_spec_params(name):
+    """Every events.<name> value the spec uses: public inputs only (ldpsample.publish.build_spec)."""
+    entry = get_events_config(name)
     prior = entry["prior"]
-    return [entry["path"], *([] if isinstance(prior, str) else [prior["path"]])]
+    if isinstance(prior, dict):
+        prior = dict(sorted(prior.items()))
+    participation = None
+    if entry["attributes_public"] and entry["min_user_count"] > 0:
+        participation = dict(
+            min_user_count=entry["min_user_count"],
+            activity_by=entry["activity_by"] or entry["count"] or "rows",
+            activity_scope=entry["activity_scope"],
+        )
+    subcategories = entry["subcategories"]
+    return dict(
+        name=name,
+        key=f"events.{name}",
+        attributes=list(entry["attributes"]),
+        prior=prior,
+        epsilons=sorted(float(e) for e in entry["epsilons"]),
+        items=(
+            None if entry["items"] is None else sorted(str(i) for i in entry["items"])
+        ),
+        top_items=entry["top_items"],
+        subcategories=(
+            None
+            if subcategories is None
+            else {
+                str(k): [str(v) for v in subcategories[k]]
+                for k in sorted(subcategories)
+            }
+        ),
+        samples=entry["samples"],
+        prior_smoothing=float(entry["prior_smoothing"]),
+        attributes_public=bool(entry["attributes_public"]),
+        participation=participation,
+        seeded=entry["release_seed"] is not None,
+    )
+
+
+def get_events_roster_params(name):
+    """What the roster job reads: every user of the table (after exclude_users, nulls)."""
+    entry = get_events_config(name)
+    return dict(
+        key=f"events.{name}",
+        user=entry["user"],
+        exclude_users=sorted(str(u) for u in entry["exclude_users"]),
+        on_null=entry["on_null"],
+    )
+
+
+def get_events_budget_params(name):
+    """The ledger and budget of a release: the budget gate's only parameters (see events.smk)."""
+    entry = get_events_config(name)
+    return dict(
+        key=f"events.{name}.budget",
+        ledger=CONFIG_CHECK.events_ledger(name, entry),
+        budget=entry["budget"],
+    )
 
 
 def get_events_histogram_params(name, attribute):
@@ -59,7 +180,11 @@ def get_events_histogram_params(name, attribute):
     entry = get_events_config(name)
     prior = entry["prior"]
     attributes = [] if not entry["attributes"] else [attribute]
-    if not isinstance(prior, str):
+    if is_events_release(
+        name
+    ):  # the spec's domain and q replace the data-derived choices
+        prior = "spec"
+    elif not isinstance(prior, str):
         index = list(entry["attributes"]).index(attribute) if attributes else None
         prior = dict(sorted(prior.items()))
         prior["attributes"] = [] if index is None else [prior["attributes"][index]]
@@ -72,9 +197,11 @@ def get_events_histogram_params(name, attribute):
         attributes=attributes,
         prior=prior,
         items=(
-            None if entry["items"] is None else sorted(str(i) for i in entry["items"])
+            None
+            if entry["items"] is None or is_events_release(name)
+            else sorted(str(i) for i in entry["items"])
         ),
-        top_items=entry["top_items"],
+        top_items=None if is_events_release(name) else entry["top_items"],
         rank_items_by=entry["rank_items_by"],
         activity_by=entry["activity_by"],
         min_user_count=entry["min_user_count"],
@@ -93,8 +220,6 @@ def get_events_metrics_params(name):
         prior=get_events_prior_kind(name),
         epsilons=sorted(float(e) for e in entry["epsilons"]),
         methods=sorted(entry["methods"]),
-        release=bool(entry["release"]),
-        seed=config["seed"],
     )
 
 
@@ -118,13 +243,31 @@ def get_events_outputs():
                 "per_user.parquet",
                 "summary.csv",
                 "subcategories.csv",
+                "tradeoff.csv",
                 "audit.csv",
-                "audit_users.csv",
+                "tradeoff.png",
             )
         ]
         outputs.append(f"{base}/figures")  # <attribute>.png of every attribute
-        if get_events_config(name)["release"]:
-            outputs += expand(
-                f"{base}/released/eps~{{eps}}.parquet", eps=get_events_epsilons(name)
-            )
+        if is_events_release(name):
+            outputs += get_events_publish_outputs(name).values()
     return outputs
+
+
+def get_events_publish_outputs(name):
+    """What a release publishes: publish/ (the spec, and in released/ the draws of every ε and
+    release.json: the publishable files, nothing else) and, outside it, the operator's ledger
+    totals and release report."""
+    base = f"{EVENTS_RESULTS}/{name}"
+    spec = get_events_spec_files(name, "publish/spec")
+    return {
+        "spec_domain": spec["domain"],
+        "spec_manifest": spec["manifest"],
+        **{
+            f"released_{index}": f"{base}/publish/released/eps~{eps}.parquet"
+            for index, eps in enumerate(get_events_epsilons(name))
+        },
+        "release_manifest": f"{base}/publish/released/release.json",
+        "ledger": f"{base}/ledger.csv",
+        "report": f"{base}/release_report.csv",
+    }

@@ -84,7 +84,6 @@ rule movielens_metrics:
     output:
         per_user=temp(f"{MOVIELENS_FOLDER}/work/per_user.parquet"),
         audit=temp(f"{MOVIELENS_FOLDER}/work/audit.parquet"),
-        released=temp(f"{MOVIELENS_FOLDER}/work/released.parquet"),
     log:
         f"logs/movielens_metrics/{MOVIELENS_VARIANT}.log",
     benchmark:

@@ -83,14 +83,12 @@ def get_movielens_histogram_params(prior_source, weight):
 
 def get_movielens_metrics_params(prior_source):
     """The events options (evaluate_attribute) of a variant's metrics job: minimax and both
-    mollifiers, every ε in-process, no release."""
+    mollifiers, every ε in-process."""
     return dict(
         name="movielens",
         prior="pooled" if prior_source == "ml-1m" else "table",
         epsilons=sorted(float(e) for e in config["movielens"]["epsilons"]),
         methods=["minimax", "mollifier_kl", "mollifier_tv"],
-        release=False,
-        seed=config["seed"],
     )
 
 

@@ -1,7 +1,9 @@
-# Reproduction table: every paper claim beside this run's value. Reads only the
-# outputs of the experiments this config switched on; the claims and verdicts are in
-# src/ldpsample/reproduction.py, the discussion in docs/reproduction.md. Helpers (get_reproduction_*)
-# are in reproduction_common.smk.
+# Reproduction table: every quantitative claim of the papers beside this run's value. Reads
+# only the outputs of the experiments this config switched on (and, for the WPM MovieLens row,
+# the ML-100K files to rebuild the stage's split); the claims are data
+# (src/ldpsample/reproduction/claims.toml), the computations and verdicts are in
+# src/ldpsample/reproduction/, the discussion in docs/reproduction.md. Helpers
+# (get_reproduction_*) are in reproduction_common.smk.
 
 
 include: "reproduction_common.smk"
@@ -14,13 +16,19 @@ localrules:
 rule reproduction:
     input:
         unpack(get_reproduction_inputs),
-        code=get_library_sources("reproduction.py"),
+        code=get_reproduction_library_sources(),
     output:
         table=report(
             "results/reproduction.csv",
             caption="../report/reproduction.rst",
             category="Reproduction",
             labels={"table": "paper claims vs this run"},
+        ),
+        counts=report(
+            "results/reproduction_counts.csv",
+            caption="../report/reproduction_counts.rst",
+            category="Reproduction",
+            labels={"table": "rows per verdict"},
         ),
     log:
         "logs/reproduction/reproduction.log",
@@ -30,14 +38,10 @@ rule reproduction:
         results=lambda wildcards, output: str(Path(output.table).parent),
         enabled=get_reproduction_enabled(),
         not_run=get_reproduction_not_run(),
-        context={
-            "avazu_folder": "avazu",
-            "avazu_arxiv_folder": get_reproduction_avazu_arxiv_folder(),
-            "movielens_variant": get_reproduction_movielens_variant(),
-            "ring_n": config["wpm"]["ring"]["n"],
-        },
+        context=get_reproduction_context(),
         movielens_log="logs/movielens_data/events.log",
         avazu_source=config["avazu"]["source"],
         wpm_gowalla_data=get_reproduction_wpm_gowalla_data(),
+        wpm_movielens_log=get_reproduction_wpm_movielens_log(),
     script:
         "../../scripts/reproduction.py"

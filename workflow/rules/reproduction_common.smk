@@ -8,7 +8,8 @@ AISTATS_MOVIELENS_VARIANT = get_movielens_variant("ml-100k", "count")
 
 
 def get_reproduction_enabled():
-    """Experiment of each claim -> whether this run produces its outputs."""
+    """Experiment of each claim -> whether this run produces its outputs (the keys of
+    ldpsample.reproduction.claims.EXPERIMENTS; *_any: any variant of the stage)."""
     movielens = is_enabled("movielens")
     variants = get_movielens_variants()
     avazu = is_enabled("avazu")
@@ -18,12 +19,86 @@ def get_reproduction_enabled():
         "theory": is_enabled("theory"),
         "movielens": movielens and AISTATS_MOVIELENS_VARIANT in variants,
         "movielens_ml1m": movielens and ARXIV_MOVIELENS_VARIANT in variants,
+        "movielens_any": movielens,
         "avazu": avazu and min_users == 100,
         "avazu_arxiv": avazu and get_reproduction_avazu_arxiv_folder() is not None,
+        "avazu_any": avazu,
         "wpm_ring": is_enabled("wpm_ring"),
         "wpm_movielens": is_enabled("wpm_movielens"),
         "wpm_gowalla": is_enabled("wpm_gowalla"),
     }
+
+
+def get_reproduction_movielens_priors():
+    """MovieLens variant folder -> the prior its metrics job used (table or pooled)."""
+    ml = config["movielens"]
+    listed = lambda value: value if isinstance(value, list) else [value]
+    return {
+        get_movielens_variant(prior, weight): get_movielens_metrics_params(prior)[
+            "prior"
+        ]
+        for prior in sorted(listed(ml["prior_source"]))
+        for weight in sorted(listed(ml["weight"]))
+    }
+
+
+def get_reproduction_context():
+    """The config values the claims' checks need (ldpsample.reproduction.reproduction_table;
+    sorted keys: params are compared between runs)."""
+    wpm_ml = get_wpm_movielens_params()
+    setup_keys = (
+        "files",
+        "seed",
+        "n_components",
+        "n_outputs",
+        "train_fraction",
+        "validation_fraction",
+        "like_threshold",
+        "max_test_users",
+    )
+    context = {
+        "avazu_arxiv_folder": get_reproduction_avazu_arxiv_folder(),
+        "avazu_attributes": get_avazu_attributes(),
+        "avazu_folder": "avazu",
+        "avazu_folders": get_avazu_folders() if is_enabled("avazu") else [],
+        "avazu_prior": get_avazu_metrics_params()["prior"],
+        "example_1": dict(sorted(config["theory"]["example_1"].items())),
+        "movielens_priors": (
+            get_reproduction_movielens_priors() if is_enabled("movielens") else {}
+        ),
+        "movielens_variant": get_reproduction_movielens_variant(),
+        "ring_n": config["wpm"]["ring"]["n"],
+        "seed": config["seed"],
+        "theory_n": config["theory"]["n"],
+        "wpm_base_measure": config["wpm"]["movielens"]["base_measure"],
+        "wpm_movielens_setup": (
+            {key: wpm_ml[key] for key in setup_keys}
+            if is_enabled("wpm_movielens")
+            else None
+        ),
+    }
+    return context
+
+
+def get_reproduction_library_sources():
+    """The reproduction package (its modules and claims.toml) and the library modules its
+    checks call: editing any re-runs the table."""
+    package = sorted(
+        path.relative_to(LIBRARY).as_posix()
+        for path in (LIBRARY / "reproduction").iterdir()
+        if path.suffix in (".py", ".toml")
+    )
+    return get_library_sources(
+        *package,
+        "audit.py",
+        "divergences.py",
+        "minimax.py",
+        "_validation.py",
+        "experiments/synthetic.py",
+        "experiments/theory.py",
+        "experiments/wpm_movielens.py",
+        "datasets/movielens.py",
+    )
 
 
 def get_reproduction_not_run():
@@ -55,6 +130,8 @@ def get_reproduction_not_run():
     }
     for name in ("synthetic", "theory", "wpm_ring", "wpm_movielens", "wpm_gowalla"):
         reasons[name] = f"experiments.{name} is off or its data is absent"
+    for name in ("movielens", "avazu"):
+        reasons[f"{name}_any"] = f"experiments.{name} is off or its data is absent"
     return dict(sorted(reasons.items()))
 
 
@@ -82,8 +159,16 @@ def get_reproduction_wpm_gowalla_data():
     return "full (SNAP loc-gowalla_totalCheckins)"
 
 
+def get_reproduction_wpm_movielens_log():
+    """A log of the WPM MovieLens jobs (the first ε's): it names a partial ML-100K copy."""
+    epsilons = get_wpm_epsilons("movielens")
+    return f"logs/wpm_movielens_part/eps~{epsilons[0]}.log" if epsilons else None
+
+
 def get_reproduction_inputs(wildcards):
-    """Exactly the outputs of the enabled experiments (and Avazu's conversion stats)."""
+    """The outputs of the enabled experiments, the real-data stages' histograms and priors
+    (each user's TV(p, q)), Avazu's conversion stats, and the ML-100K files the WPM MovieLens
+    row rebuilds its split from."""
     inputs = {}
     if is_enabled("synthetic"):
         inputs["synthetic"] = "results/synthetic/values.parquet"
@@ -95,12 +180,30 @@ def get_reproduction_inputs(wildcards):
     inputs["movielens"] = get_movielens_outputs()
     inputs["avazu"] = get_avazu_outputs()
     inputs["wpm"] = get_wpm_outputs()
+    work = []
+    if is_enabled("movielens"):
+        work += [
+            f"results/movielens/{variant}/work/{table}.parquet"
+            for variant in get_movielens_variants()
+            for table in ("histograms", "priors")
+        ]
+    if is_enabled("avazu"):
+        work += [
+            f"results/{folder}/work/attribute~{attribute}/{table}.parquet"
+            for folder in get_avazu_folders()
+            for attribute in get_avazu_attributes()
+            for table in ("histograms", "priors")
+        ]
+    inputs["work"] = work
+    if is_enabled("wpm_movielens"):
+        inputs["ml100k"] = get_dataset_inputs("ml-100k")
     return inputs
 
 
 def get_reproduction_outputs():
-    """Target of the `all` rule: the table (always; rows of experiments not run say so)."""
-    return ["results/reproduction.csv"]
+    """Targets of the `all` rule: the table and its counts per verdict (always; rows of
+    experiments not run say so)."""
+    return ["results/reproduction.csv", "results/reproduction_counts.csv"]
 
 
 def get_reproduction_movielens_variant():

@@ -1,12 +1,14 @@
 """Your own data: an events table (user, item, optional weights, attribute columns) through the
-mechanisms of :mod:`ldpsample` — histograms per attribute subcategory, utility of every method,
-ε-LDP released samples from the minimax sampler and their privacy audit.
+mechanisms of :mod:`ldpsample` — histograms per attribute subcategory, utility of every method
+and the audit of every kernel used (evaluation; publishing a release is
+:mod:`ldpsample.publish`).
 
 Modules: :mod:`~ldpsample.events.table` (reading and checking a table),
 :mod:`~ldpsample.events.histograms` (subcategories, kept users, items, public priors),
-:mod:`~ldpsample.events.metrics` (one attribute, all ε: divergences, release, audit),
-:mod:`~ldpsample.events.release` (release kernel, seeds, audit check),
-:mod:`~ldpsample.events.tables` (published tables); its figure is
+:mod:`~ldpsample.events.metrics` (one attribute, all ε: divergences, audit),
+:mod:`~ldpsample.events.release` (the release kernel and its audit check),
+:mod:`~ldpsample.events.tables` (published tables),
+:mod:`~ldpsample.events.evaluation` (all of it in one call, from Python); its figure is
 :mod:`ldpsample.figures.events`.
 """
 
@@ -22,19 +24,23 @@ from ldpsample._lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "METHODS": "ldpsample.events.metrics",
     "EventHistograms": "ldpsample.events.histograms",
+    "EventsEvaluation": "ldpsample.events.evaluation",
     "EventsTableError": "ldpsample.events.table",
     "PrivacyAuditError": "ldpsample.events.release",
     "build_event_histograms": "ldpsample.events.histograms",
     "evaluate_attribute": "ldpsample.events.metrics",
+    "evaluate_events": "ldpsample.events.evaluation",
 }
 
 __all__ = [
     "METHODS",
     "EventHistograms",
+    "EventsEvaluation",
     "EventsTableError",
     "PrivacyAuditError",
     "build_event_histograms",
     "evaluate_attribute",
+    "evaluate_events",
 ]
 
 
@@ -42,6 +48,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 if TYPE_CHECKING:  # static analysers see the eager imports
+    from ldpsample.events.evaluation import EventsEvaluation, evaluate_events
     from ldpsample.events.histograms import EventHistograms, build_event_histograms
     from ldpsample.events.metrics import METHODS, evaluate_attribute
     from ldpsample.events.release import PrivacyAuditError

@@ -39,6 +39,7 @@ from typing import Any
 import polars as pl
 
 from ldpsample.events.table import EventsTableError, scan_events
+from ldpsample.pipeline.progress import phase
 
 __all__ = [
     "HISTOGRAM_SCHEMA",
@@ -46,6 +47,8 @@ __all__ = [
     "SUBCATEGORY_SCHEMA",
     "EventHistograms",
     "build_event_histograms",
+    "event_users",
+    "public_prior_masses",
 ]
 
 log = logging.getLogger(__name__)
@@ -102,17 +105,30 @@ def _number(column: str) -> pl.Expr:
 
 
 def _check_numbers(
-    lf: pl.LazyFrame, columns: Mapping[str, str], user: str, item: str
+    lf: pl.LazyFrame,
+    columns: Mapping[str, str],
+    user: str,
+    item: str,
+    *,
+    extra: Sequence[pl.Expr] = (),
 ) -> pl.LazyFrame:
-    """One-row frame counting the rows, null ids and bad values of each numeric column."""
+    """One-row frame counting the rows, null ids and bad values of each numeric column (and the
+    ``extra`` one-row aggregates)."""
     exprs = [
+        *extra,
         pl.len().alias("rows"),
         pl.col(user).is_null().sum().alias("null_user"),
         pl.col(item).is_null().sum().alias("null_item"),
     ]
     for column in columns:
         value = _number(column)
-        exprs.append((value.is_null() | value.is_nan()).sum().alias(f"bad:{column}"))
+        bad = value.is_null() | value.is_nan()
+        exprs.append(bad.sum().alias(f"bad:{column}"))
+        # where the first bad value is and what it holds, for the message
+        exprs.append(pl.int_range(pl.len()).filter(bad).first().alias(f"bad_row:{column}"))
+        exprs.append(
+            pl.col(column).cast(pl.String).filter(bad).first().alias(f"bad_value:{column}")
+        )
         exprs.append((value < 0).sum().alias(f"negative:{column}"))
         # For the choice of algorithm only (never raised on): sums of integers below 2**53 are
         # exact in any order, so partial sums per (subcategory, user, item) may be re-summed.
@@ -147,9 +163,12 @@ def _raise_on_checks(
         raise EventsTableError(f"{path}: the events table is empty (config key {key}.path)")
     for column, column_key in columns.items():
         if checks[f"bad:{column}"]:
+            row = checks[f"bad_row:{column}"]
             raise EventsTableError(
                 f"{path}: column {column!r} (config key {column_key}) has "
-                f"{checks[f'bad:{column}']} missing or non-numeric values; it must hold numbers"
+                f"{checks[f'bad:{column}']} missing or non-numeric values, the first "
+                f"{checks[f'bad_value:{column}']!r} in data row {row + 1} (line {row + 2} of a "
+                "CSV with a header); it must hold numbers"
             )
         if checks[f"negative:{column}"]:
             raise EventsTableError(
@@ -174,14 +193,21 @@ def _raise_on_checks(
             )
 
 
-def _public_prior(
+def public_prior_masses(
     prior: Mapping[str, Any],
     *,
     key: str,
     attributes: Sequence[str],
     items: Sequence[str] | None,
 ) -> list[pl.LazyFrame]:
-    """Per attribute: (subcategory, item, mass) of the public table's pooled counts."""
+    """Per attribute: lazy ``(subcategory, item, mass)`` of a public table's pooled counts.
+
+    ``prior`` is the ``prior: {path, user, item, count, attributes}`` mapping of an events
+    entry (``key`` is ``events.<name>``, for messages); ``attributes`` the entry's attributes
+    (the public table names one column per attribute, same order; none: one subcategory
+    ``"all"``); ``items`` restricts the items (None: all). Rows with a null user, item or
+    subcategory are ignored.
+    """
     p_user, p_item, p_count = prior["user"], prior["item"], prior.get("count")
     p_attributes = list(prior.get("attributes") or [])
     if len(p_attributes) != len(attributes):
@@ -194,7 +220,12 @@ def _public_prior(
         columns.append((p_count, f"{key}.prior.count"))
     columns += [(a, f"{key}.prior.attributes") for a in p_attributes]
     lf = scan_events(
-        prior["path"], columns, key=f"{key}.prior.path", strings=[p_user, p_item], text=p_attributes
+        prior["path"],
+        columns,
+        key=f"{key}.prior.path",
+        strings=[p_user, p_item],
+        text=p_attributes,
+        numbers=[p_count] if p_count is not None else [],
     )
     weight = _number(p_count) if p_count is not None else pl.lit(1.0)
     lf = lf.filter(pl.col(p_user).is_not_null() & pl.col(p_item).is_not_null())
@@ -231,6 +262,7 @@ def build_event_histograms(
     min_users: int = 100,
     exclude_users: Sequence[Any] = (),
     on_null: str = "drop",
+    domain: pl.DataFrame | None = None,
     engine: str = "streaming",
 ) -> EventHistograms:
     """Kept users' histograms per (attribute, subcategory), the subcategory table and (for a
@@ -239,6 +271,13 @@ def build_event_histograms(
     Parameters mirror the ``events.<name>`` config keys (``key`` is ``events.<name>``, used in
     messages). ``attributes=()`` makes the whole table one subcategory ``"all"`` of attribute
     ``"all"``.
+
+    ``domain`` (a release's public spec: ``attribute, subcategory, item, q`` rows, e.g. its
+    ``domain.csv``) replaces every data-derived choice of items and prior: each subcategory's
+    items are the spec's, in full, ``top_items``/``rank_items_by``/``items``/``prior`` are not
+    used, the priors table holds the spec's ``q`` on every item of each kept subcategory, and
+    the subcategories table lists every subcategory of the spec (one without users is skipped,
+    one of the table that the spec lacks is skipped as outside the spec).
 
     Raises
     ------
@@ -265,12 +304,37 @@ def build_event_histograms(
     columns = [(user, f"{key}.user"), (item, f"{key}.item")]
     columns += [(c, k) for c, k in numeric.items()]
     columns += [(a, f"{key}.attributes") for a in attributes]
-    raw = scan_events(path, columns, key=f"{key}.path", strings=[user, item], text=attributes)
-    checks_query = _check_numbers(raw, numeric, user, item)
+    raw = scan_events(
+        path,
+        columns,
+        key=f"{key}.path",
+        strings=[user, item],
+        text=attributes,
+        numbers=list(numeric),
+    )
+    if domain is not None:
+        domain = domain.select(
+            pl.col("attribute").cast(pl.String),
+            pl.col("subcategory").cast(pl.String),
+            pl.col("item").cast(pl.String),
+            pl.col("q").cast(pl.Float64),
+        )
+    checks_query = _check_numbers(
+        raw,
+        numeric,
+        user,
+        item,
+        # rows whose item is in no subcategory of the spec (not used; logged)
+        extra=[]
+        if domain is None
+        else [(~pl.col(item).is_in(domain["item"].unique().implode())).sum().alias("outside")],
+    )
 
     weight = _number(count) if count is not None else pl.lit(1.0)
     base = raw.filter(pl.col(user).is_not_null() & pl.col(item).is_not_null())
-    if items is not None:
+    if domain is not None:
+        base = base.filter(pl.col(item).is_in(domain["item"].unique().implode()))
+    elif items is not None:
         base = base.filter(pl.col(item).is_in([str(i) for i in items]))
     if exclude_users:
         base = base.filter(~pl.col(user).is_in([str(u) for u in exclude_users]))
@@ -285,14 +349,19 @@ def build_event_histograms(
         *([pl.lit(ALL).alias(f"a:{ALL}")] if not attributes else []),
     )
 
-    def collect(queries: list[pl.LazyFrame], *, together: bool = False) -> list[pl.DataFrame]:
-        """The queries' frames, an unreadable table named by its file and config key."""
+    def collect(
+        queries: list[pl.LazyFrame], *, what: str, together: bool = False
+    ) -> list[pl.DataFrame]:
+        """The queries' frames (logged as a phase: start, heartbeat, elapsed time), an
+        unreadable table named by its file and config key."""
         try:
-            if engine == "streaming" and not together:
-                # One query at a time: collect_all of several large aggregations holds all their
-                # inputs in memory (measured: 6.9 GB peak for 9 attributes of a 40 M-row table).
-                return [query.collect(engine=engine) for query in queries]
-            return pl.collect_all(queries, engine=engine)
+            with phase(log, f"{key}: {what}"):
+                if engine == "streaming" and not together:
+                    # One query at a time: collect_all of several large aggregations holds all
+                    # their inputs in memory (measured: 6.9 GB peak for 9 attributes of a 40
+                    # M-row table).
+                    return [query.collect(engine=engine) for query in queries]
+                return pl.collect_all(queries, engine=engine)
         except pl.exceptions.PolarsError as exc:
             raise EventsTableError(
                 f"{path}: cannot read the events table (config key {key}.path): "
@@ -311,25 +380,57 @@ def build_event_histograms(
             pl.len().cast(pl.Int64).alias("rows"), *[pl.col(c).sum() for c in sums]
         )
 
-    # Pass 1: the checks and the first attribute's aggregate, from one scan (one large
-    # aggregation beside the one-row checks, so together).
-    checks_frame, first_triples = collect([checks_query, by_triple(names[0])], together=True)
-    checks = checks_frame.row(0, named=True)
+    # Pass 1: the checks (the rows left by the filters, and which listed items the table holds,
+    # among them) and the first attribute's aggregate, from one scan (one large aggregation
+    # beside small results, so together).
+    listed = None if items is None or domain is not None else sorted({str(i) for i in items})
+    small = [checks_query, base.select(pl.len().alias("used"))]
+    if listed is not None:
+        small.append(
+            raw.select(pl.col(item).filter(pl.col(item).is_in(listed)).unique().alias("item"))
+        )
+    first = collect(
+        [*small, by_triple(names[0])],
+        together=True,
+        what=f"scanning {path}: checks and the {names[0]!r} aggregate",
+    )
+    checks = {**first[0].row(0, named=True), "used": first[1].item()}
+    first_triples = first[-1]
+    if listed is not None:
+        absent = sorted(set(listed) - set(first[2]["item"].to_list()))
+        if absent:
+            raise EventsTableError(
+                f"config key {key}.items: {len(absent)} of the {len(listed)} listed items are "
+                f"not in column {item!r} of {path}: {absent[:10]}"
+                + (" ..." if len(absent) > 10 else "")
+            )
+    if checks.get("outside"):
+        log.info(
+            "%s: %d of %d rows hold items that no subcategory of the release spec has; they "
+            "are not used",
+            path,
+            checks["outside"],
+            checks["rows"],
+        )
     _raise_on_checks(
         checks, path=path, key=key, columns=numeric, user=user, item=item, on_null=on_null
     )
     public = None
-    if isinstance(prior, Mapping):
-        public = _public_prior(
+    if isinstance(prior, Mapping) and domain is None:
+        public = public_prior_masses(
             prior,
             key=key,
             attributes=attributes,
             items=[str(i) for i in items] if items is not None else None,
         )
-    masses_all = collect(public) if public else []
+    masses_all = collect(public, what="the public prior table") if public else []
 
     def tops_of(ranked: pl.DataFrame, name: str) -> pl.DataFrame:
         a = f"a:{name}"
+        if domain is not None:  # the spec's items, whatever the data
+            return domain.filter(pl.col("attribute") == name).select(
+                pl.col("subcategory").alias(a), "item"
+            )
         ordered = ranked.sort([a, "rank", "item"], descending=[False, True, False])
         top = ordered.group_by(a, maintain_order=True).head(top_items) if top_items else ordered
         return top.select(a, "item")
@@ -355,11 +456,13 @@ def build_event_histograms(
             if index == 0:
                 triples, first_triples = first_triples, None
             else:
-                (triples,) = collect([by_triple(name)])
+                (triples,) = collect([by_triple(name)], what=f"scanning {path}: {name!r}")
                 triples = triples.with_columns(
                     *[pl.col("count").alias(c) for c in ("rank", "activity") if c not in sums]
                 )
             triples = triples.filter(pl.col(a).is_not_null())
+            if domain is not None:  # joined with the spec's (text) subcategories
+                triples = triples.with_columns(pl.col(a).cast(pl.String))
             rows_list.append(triples.group_by(a).agg(pl.col("rows").sum()))
             kept = triples.join(active, on="user", how="semi")
             # Global scope ranks items among the kept users' rows (the published Avazu code),
@@ -385,8 +488,11 @@ def build_event_histograms(
                 .agg(pl.col("activity").sum())
                 .filter(pl.col("activity") >= min_user_count)
                 .select("user")
-            ]
+            ],
+            what=f"scanning {path}: each user's activity",
         )[0]
+        if domain is not None:  # joined with the spec's (text) subcategories
+            base = base.with_columns(pl.col(f"a:{n}").cast(pl.String) for n in names)
         kept_rows = base.join(active.lazy(), on="user", how="semi")
         # Pass 2 (small results): rows per subcategory and the item ranking, for every
         # attribute. Global scope ranks items among the kept users' rows (the published Avazu
@@ -405,7 +511,7 @@ def build_event_histograms(
                 .group_by(a, "item")
                 .agg(pl.col("rank").sum())
             )
-        first = collect(queries)
+        first = collect(queries, what=f"scanning {path}: rows and item ranking")
         rows_list = first[0::2]
         tops = [tops_of(first[2 * i + 1], name) for i, name in enumerate(names)]
         # Pass 3: the kept users' histograms over each subcategory's top items only (the
@@ -416,7 +522,8 @@ def build_event_histograms(
                 .group_by(f"a:{name}", "user", "item")
                 .agg(pl.col("count").sum(), pl.col("activity").sum())
                 for name, top in zip(names, tops, strict=True)
-            ]
+            ],
+            what=f"scanning {path}: the kept users' histograms",
         )
 
     hist_frames, sub_frames, prior_frames = [], [], []
@@ -438,18 +545,39 @@ def build_event_histograms(
             pl.col("user").n_unique().cast(pl.Int64).alias("kept_users"),
             pl.col("item").n_unique().cast(pl.Int64).alias("items"),
         )
+        in_spec = pl.lit(True)
+        if domain is not None:  # every subcategory of the spec, also those without rows
+            spec_subs = (
+                domain.filter(pl.col("attribute") == name)
+                .select("subcategory")
+                .unique()
+                .with_columns(pl.lit(True).alias("_in_spec"))
+            )
+            rows = spec_subs.join(rows, on="subcategory", how="full", coalesce=True).with_columns(
+                pl.col("rows").fill_null(0), pl.col("_in_spec").fill_null(False)
+            )
+            in_spec = pl.col("_in_spec")
+        no_user = (
+            f"no user with data on the spec's items and activity >= min_user_count "
+            f"({min_user_count})"
+            if domain is not None
+            else f"no user with activity >= min_user_count ({min_user_count})"
+        )
+        enough_users = in_spec & (pl.col("kept_users") >= min_users)
         table = (
             rows.join(per_sub, on="subcategory", how="left")
             .with_columns(pl.col("kept_users", "items").fill_null(0))
             .with_columns(
-                pl.when(pl.col("kept_users") >= min_users)
+                pl.when(enough_users)
                 .then(pl.lit("kept"))
                 .otherwise(pl.lit("skipped"))
                 .alias("status"),
-                pl.when(pl.col("kept_users") >= min_users)
+                pl.when(enough_users)
                 .then(pl.lit(""))
+                .when(~in_spec)
+                .then(pl.lit("not a subcategory of the release spec"))
                 .when(pl.col("kept_users") == 0)
-                .then(pl.lit(f"no user with activity >= min_user_count ({min_user_count})"))
+                .then(pl.lit(no_user))
                 .otherwise(
                     pl.format("{} users < min_users ({})", pl.col("kept_users"), pl.lit(min_users))
                 )
@@ -460,13 +588,26 @@ def build_event_histograms(
         kept = table.filter(pl.col("status") == "kept").select("subcategory")
         hist = hist.join(kept, on="subcategory", how="semi")
         log.info("%s %s: %d subcategories, %d kept", key, name, table.height, kept.height)
+        if table.height == 0:  # no row of this attribute is left: one line that says why
+            table = pl.DataFrame(
+                [(name, None, 0, 0, 0, "skipped", _nothing_left(checks, key))],
+                schema=SUBCATEGORY_SCHEMA,
+                orient="row",
+            )
         sub_frames.append(table.select(list(SUBCATEGORY_SCHEMA)).cast(SUBCATEGORY_SCHEMA))
         hist_frames.append(
             hist.select(
                 pl.lit(name).alias("attribute"), "subcategory", "user", "item", "count"
             ).cast(HISTOGRAM_SCHEMA)
         )
-        if public is not None:
+        if domain is not None:  # the spec's q on every item of each kept subcategory
+            prior_frames.append(
+                domain.filter(pl.col("attribute") == name)
+                .join(kept, on="subcategory", how="semi")
+                .select(list(PRIOR_SCHEMA))
+                .cast(PRIOR_SCHEMA)
+            )
+        elif public is not None:
             masses = masses_all[index].with_columns(pl.col("subcategory").cast(pl.String))
             lacking = sorted(set(kept["subcategory"]) - set(masses["subcategory"]))
             if lacking:
@@ -480,6 +621,19 @@ def build_event_histograms(
                     )
                 )
             item_sets = hist.select("subcategory", "item").unique()
+            unused = masses.join(kept, on="subcategory", how="semi").join(
+                item_sets, on=["subcategory", "item"], how="anti"
+            )
+            if unused.height:
+                log.info(
+                    "%s %s: %d (subcategory, item) pairs of the public prior table have no kept "
+                    "user's data and are left out of q (it is renormalised over the items kept "
+                    "users hold), e.g. %s",
+                    key,
+                    name,
+                    unused.height,
+                    unused.sort("subcategory", "item").head(3).rows(),
+                )
             q = item_sets.join(masses, on=["subcategory", "item"], how="left").with_columns(
                 pl.col("mass").fill_null(0.0)
             )
@@ -507,7 +661,62 @@ def build_event_histograms(
     )
     stats = {k: int(v) for k, v in checks.items() if k in ("rows", "null_user", "null_item")}
     if histograms.height == 0:
+        reasons = (
+            subcategories.group_by("reason")
+            .len()
+            .sort("len", "reason", descending=[True, False])
+            .head(3)
+            .rows()
+        )
         log.warning(
-            "%s: no subcategory of any attribute was kept (see the subcategories table)", key
+            "%s: no subcategory of any attribute was kept (see the subcategories table): %s",
+            key,
+            "; ".join(f"{n} x {reason}" for reason, n in reasons),
         )
     return EventHistograms(histograms, priors, subcategories, stats)
+
+
+def _nothing_left(checks: Mapping[str, Any], key: str) -> str:
+    """Why an attribute has no subcategory at all: which filter left no row."""
+    if checks["used"] == 0:
+        nulls = max(checks["null_user"], checks["null_item"])
+        return (
+            f"no row left of {checks['rows']}: {nulls} have a null user or item, the rest are "
+            f"removed by {key}.items, {key}.exclude_users or a release spec's items"
+        )
+    return "every row has a null value in this attribute's column"
+
+
+def event_users(
+    path: PathLike,
+    *,
+    key: str,
+    user: str,
+    exclude_users: Sequence[Any] = (),
+    on_null: str = "drop",
+) -> pl.Series:
+    """Every user of an events table (the roster of a release), sorted: one lazy scan of the
+    user column, nulls dropped (or an error with ``on_null="error"``) and ``exclude_users``
+    removed, as :func:`build_event_histograms` does."""
+    lf = scan_events(path, [(user, f"{key}.user")], key=f"{key}.path", strings=[user])
+    try:
+        users, nulls = pl.collect_all(
+            [
+                lf.select(pl.col(user).drop_nulls().unique().sort().alias("user")),
+                lf.select(pl.col(user).is_null().sum().alias("n")),
+            ]
+        )
+    except pl.exceptions.PolarsError as exc:
+        raise EventsTableError(
+            f"{path}: cannot read the events table (config key {key}.path): "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    if nulls.item() and on_null == "error":
+        raise EventsTableError(
+            f"{path}: column {user!r} (config key {key}.user) has {nulls.item()} null values "
+            f"(config key {key}.on_null: error; set drop to drop them)"
+        )
+    series = users["user"]
+    if exclude_users:
+        series = series.filter(~series.is_in([str(u) for u in exclude_users]))
+    return series

@@ -1,5 +1,7 @@
 """One attribute of an events experiment, every ε in one process: each kept user's divergence
-between ``p`` and its release under each method, the released samples and the kernel audit.
+between ``p`` and its release distribution under each method, and the audit of every kernel
+used. This is evaluation (an operator's view of utility, possibly with a data-derived prior);
+it draws nothing: releases are :mod:`ldpsample.publish`'s.
 
 Methods (``methods`` of the config):
 
@@ -27,12 +29,10 @@ from ldpsample.events import release as _release
 from ldpsample.minimax import apply_minimax
 from ldpsample.mollifier import relative_mollifier_kl, relative_mollifier_tv
 from ldpsample.pipeline.progress import progress as _progress
-from ldpsample.sampling import sample_categorical
 
 __all__ = [
     "AUDIT_SCHEMA",
     "METHODS",
-    "RELEASED_SCHEMA",
     "AttributeResult",
     "evaluate_attribute",
     "per_user_schema",
@@ -49,6 +49,9 @@ METHODS: dict[str, tuple[str, ...]] = {
     "randomized_response": ("tv", "kl"),
 }
 PRIORS = ("user_mean", "pooled", "uniform")
+#: Priors read from the histogram job's priors table: a public table's q on the items that
+#: kept users hold, or a release spec's q on its full domain.
+TABLE_PRIORS = ("table", "spec")
 
 AUDIT_SCHEMA: dict[str, pl.DataType] = {
     "attribute": pl.String(),
@@ -57,13 +60,6 @@ AUDIT_SCHEMA: dict[str, pl.DataType] = {
     "kernel": pl.String(),
     "n_items": pl.Int64(),
     "realized_epsilon": pl.Float64(),
-}
-RELEASED_SCHEMA: dict[str, pl.DataType] = {
-    "epsilon": pl.Float64(),
-    "user": pl.String(),
-    "attribute": pl.String(),
-    "subcategory": pl.String(),
-    "item": pl.String(),
 }
 
 
@@ -89,7 +85,6 @@ def _ordered(methods: Sequence[str]) -> list[str]:
 class AttributeResult:
     per_user: pl.DataFrame
     audit: pl.DataFrame
-    released: pl.DataFrame
 
 
 def subcategory_matrix(
@@ -100,17 +95,27 @@ def subcategory_matrix(
     return user_values.to_numpy(), item_values.to_numpy(), counts
 
 
-def _subcategory_matrix(rows: pl.DataFrame) -> tuple[pl.Series, pl.Series, NDArray[np.float64]]:
-    """:func:`subcategory_matrix` with the sorted users and items as polars series."""
+def _subcategory_matrix(
+    rows: pl.DataFrame, items: pl.Series | None = None
+) -> tuple[pl.Series, pl.Series, NDArray[np.float64]]:
+    """:func:`subcategory_matrix` with the sorted users and items as polars series; with
+    ``items`` (a release spec's domain, in its order) the columns are those items, all of them."""
     # Sorted distinct values and each row's index among them, by polars (dense rank; polars
     # orders strings by their UTF-8 bytes, which is code point order, as numpy's sort): the
     # same arrays as np.sort + np.searchsorted, without comparing Python strings.
     users = rows["user"].unique().sort()
-    items = rows["item"].unique().sort()
+    user_index = (rows["user"].rank("dense") - 1).to_numpy().astype(np.intp)
+    if items is None:
+        items = rows["item"].unique().sort()
+        item_index = (rows["item"].rank("dense") - 1).to_numpy().astype(np.intp)
+    else:
+        positions = pl.DataFrame({"item": items, "_j": np.arange(items.len())})
+        index = rows.select("item").join(positions, on="item", how="left", maintain_order="left")
+        if index["_j"].null_count():
+            raise ValueError("histogram rows hold items outside the spec's domain")
+        item_index = index["_j"].to_numpy().astype(np.intp)
     # Counts summed per (user, item) cell by one bincount over the flat cell index (np.add.at
     # gives the same sums, in the same order, about ten times slower).
-    user_index = (rows["user"].rank("dense") - 1).to_numpy().astype(np.intp)
-    item_index = (rows["item"].rank("dense") - 1).to_numpy().astype(np.intp)
     counts = np.bincount(
         user_index * items.len() + item_index,
         weights=rows["count"].to_numpy().astype(float),
@@ -127,7 +132,7 @@ def _prior(kind: str, P: NDArray[np.float64], counts: NDArray[np.float64]) -> ND
     elif kind == "uniform":
         q = np.ones(P.shape[1])
     else:
-        raise ValueError(f"prior must be one of {PRIORS} or a table, got {kind!r}")
+        raise ValueError(f"prior must be one of {PRIORS + TABLE_PRIORS}, got {kind!r}")
     return q / q.sum()
 
 
@@ -140,27 +145,24 @@ def evaluate_attribute(
     prior: str,
     epsilons: Sequence[float],
     methods: Sequence[str],
-    release: bool,
-    seed: int,
     chunk_users: int = 4096,
     progress: bool = False,
     kernel: Callable[..., object] | None = None,
     threads: int | None = None,
 ) -> AttributeResult:
-    """Per-user divergences, released items and kernel audit of one attribute, all ε.
+    """Per-user divergences and kernel audit of one attribute, all ε.
 
     Parameters
     ----------
     histograms
         Rows of :data:`ldpsample.events.histograms.HISTOGRAM_SCHEMA` (other attributes ignored).
     priors
-        :data:`~ldpsample.events.histograms.PRIOR_SCHEMA` rows for ``prior="table"``.
+        :data:`~ldpsample.events.histograms.PRIOR_SCHEMA` rows for ``prior="table"`` or
+        ``"spec"``.
     prior
-        ``user_mean``, ``pooled``, ``uniform`` or ``table``.
-    release
-        Draw one item per kept (user, subcategory) and ε from the minimax kernel.
-    seed
-        Config seed; each ε's stream is :func:`ldpsample.events.release.release_rng`.
+        ``user_mean``, ``pooled``, ``uniform``, ``table`` (a public table's q on the items
+        kept users hold) or ``spec`` (a release spec's q on its full domain: the mechanism a
+        release uses).
     kernel
         Stand-in for :func:`ldpsample.events.release.minimax_release_kernel` (tests).
     threads
@@ -180,24 +182,28 @@ def evaluate_attribute(
     # Parts per ε, each in (subcategory, user) order: concatenated ε by ε they are the tables'
     # sorted order (polars and Python order strings alike, by code point), with no sort.
     per_user: dict[float, list[pl.DataFrame]] = {eps: [] for eps in eps_list}
-    released: dict[float, list[pl.DataFrame]] = {eps: [] for eps in eps_list}
     audit = []
     parts = rows.partition_by("subcategory", as_dict=True, maintain_order=True)
-    rngs = {eps: _release.release_rng(seed, name, attribute, eps) for eps in eps_list}
     for (subcategory,) in _progress(
         sorted(parts), desc=f"{attribute} subcategories", enabled=progress
     ):
-        user_series, item_series, counts = _subcategory_matrix(parts[(subcategory,)])
+        table = None
+        if prior in TABLE_PRIORS:
+            table = priors.filter(
+                (pl.col("attribute") == attribute) & (pl.col("subcategory") == subcategory)
+            )
+        user_series, item_series, counts = _subcategory_matrix(
+            parts[(subcategory,)], table["item"] if prior == "spec" else None
+        )
         n_users = user_series.len()
         user_column = user_series.alias("user")
         attribute_column = pl.repeat(attribute, n_users, dtype=pl.String, eager=True)
         subcategory_column = pl.repeat(subcategory, n_users, dtype=pl.String, eager=True)
         # checked once here; the mechanisms below skip their own check (check_input=False)
         P = check_distributions(counts / counts.sum(axis=1, keepdims=True), name="P")
-        if prior == "table":
-            table = priors.filter(
-                (pl.col("attribute") == attribute) & (pl.col("subcategory") == subcategory)
-            )
+        if prior == "spec":
+            q = table["q"].to_numpy()
+        elif prior == "table":
             lookup = dict(zip(table["item"].to_list(), table["q"].to_list(), strict=True))
             q = np.array([lookup.get(i, 0.0) for i in item_series.to_list()], dtype=float)
         else:
@@ -206,11 +212,10 @@ def evaluate_attribute(
         for eps in eps_list:
             what = f"events.{name}, {attribute}={subcategory!r}, epsilon={eps!r}"
             values: dict[str, list[NDArray[np.float64]]] = {c: [] for c in list(schema)[4:]}
-            need_minimax = "minimax" in methods or release
-            K_minimax = make_kernel(q, epsilon=eps) if need_minimax else None
+            K_minimax = make_kernel(q, epsilon=eps) if "minimax" in methods else None
             if K_minimax is not None:
                 realized = _release.audit_kernel(
-                    K_minimax.dense(), epsilon=eps, what=f"{what}, minimax kernel"
+                    K_minimax, epsilon=eps, what=f"{what}, minimax kernel"
                 )
                 audit.append((attribute, subcategory, eps, "minimax", n, realized))
             K_rr = None
@@ -220,16 +225,12 @@ def evaluate_attribute(
                     K_rr, epsilon=eps, what=f"{what}, randomized_response kernel"
                 )
                 audit.append((attribute, subcategory, eps, "randomized_response", n, realized))
-            draws = []
             for start in range(0, P.shape[0], chunk_users):
                 Pc = P[start : start + chunk_users]
                 if K_minimax is not None:
                     R = apply_minimax(Pc, K_minimax, threads=threads, check_input=False)
-                    if "minimax" in methods:
-                        values["tv_minimax"].append(tv_distance(Pc, R))
-                        values["kl_minimax"].append(kl_divergence(Pc, R))
-                    if release:
-                        draws.append(sample_categorical(R, rng=rngs[eps], check_input=False))
+                    values["tv_minimax"].append(tv_distance(Pc, R))
+                    values["kl_minimax"].append(kl_divergence(Pc, R))
                 if "mollifier_tv" in methods:
                     values["tv_mollifier_tv"].append(
                         tv_distance(
@@ -262,27 +263,12 @@ def evaluate_attribute(
                     schema=schema,
                 )
             )
-            if release:
-                index = np.concatenate(draws)
-                released[eps].append(
-                    pl.DataFrame(
-                        {
-                            "epsilon": np.full(n_users, eps),
-                            "user": user_column,
-                            "attribute": attribute_column,
-                            "subcategory": subcategory_column,
-                            "item": item_series.gather(index),
-                        },
-                        schema=RELEASED_SCHEMA,
-                    )
-                )
         log.info("%s=%s: %d users, %d items, ε %s", attribute, subcategory, n_users, n, eps_list)
     return AttributeResult(
         per_user=_concat([f for eps in eps_list for f in per_user[eps]], schema),
         audit=pl.DataFrame(audit, schema=AUDIT_SCHEMA, orient="row").sort(
             "attribute", "subcategory", "epsilon", "kernel"
         ),
-        released=_concat([f for eps in eps_list for f in released[eps]], RELEASED_SCHEMA),
     )
 
 

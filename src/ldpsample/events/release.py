@@ -1,21 +1,21 @@
-"""The released samples and their privacy audit: which kernel releases, how it is seeded, and
-the check that its realised ε does not exceed the claimed ε.
+"""The release kernel and its privacy audit: which kernel evaluation scores and a release
+draws from, and the check that its realised ε does not exceed the claimed ε.
 
-The released item of a user is drawn from ``p K`` where ``K`` is the minimax-optimal kernel of
-the subcategory's public prior (:func:`ldpsample.minimax_coefficients`,
-:func:`ldpsample.apply_minimax`, :func:`ldpsample.sample_categorical`). The audit looks only at
-the matrix of the kernel actually used (:func:`ldpsample.realized_epsilon`), so it would catch a
-kernel built wrongly anywhere upstream.
+A user's released item is drawn from ``p K`` where ``K`` is the minimax-optimal kernel of the
+subcategory's public prior (:func:`ldpsample.minimax_coefficients`); the evaluation
+(:mod:`ldpsample.events.metrics`) and the client-side release (:mod:`ldpsample.publish.client`)
+both build it here. The audit looks only at the kernel actually used, never at its claimed ε:
+a minimax kernel's coefficients in O(n) (:func:`ldpsample.minimax_realized_epsilon`), any other
+kernel's matrix (:func:`ldpsample.realized_epsilon`), so it would catch a kernel built wrongly
+anywhere upstream.
 """
 
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
 from numpy.typing import NDArray
 
-from ldpsample.audit import realized_epsilon
+from ldpsample.audit import minimax_realized_epsilon, realized_epsilon
 from ldpsample.minimax import MinimaxKernel, minimax_coefficients
 
 __all__ = [
@@ -24,7 +24,6 @@ __all__ = [
     "audit_kernel",
     "epsilon_text",
     "minimax_release_kernel",
-    "release_rng",
 ]
 
 #: Rounding allowed between a kernel's realised ε and its claimed ε (relative to max(1, ε)).
@@ -45,19 +44,15 @@ def minimax_release_kernel(q: NDArray[np.float64], *, epsilon: float) -> Minimax
     return minimax_coefficients(q, epsilon=epsilon)
 
 
-def release_rng(seed: int, name: str, attribute: str, epsilon: float) -> np.random.Generator:
-    """Generator of one (dataset, attribute, ε) release: the config seed and stable crc32 codes
-    of the names and ε (independent streams per job, the same draws on every run)."""
-    codes = [zlib.crc32(str(v).encode()) for v in (name, attribute, epsilon_text(epsilon))]
-    return np.random.default_rng(np.random.SeedSequence([int(seed), *codes]))
+def audit_kernel(K: MinimaxKernel | NDArray[np.float64], *, epsilon: float, what: str) -> float:
+    """Realised ε of a kernel; raise :class:`PrivacyAuditError` if it exceeds ε.
 
-
-def audit_kernel(K: NDArray[np.float64], *, epsilon: float, what: str) -> float:
-    """Realised ε of a kernel matrix; raise :class:`PrivacyAuditError` if it exceeds ε.
-
-    ``what`` names the kernel in the message (dataset, attribute, subcategory, mechanism).
+    ``K`` is a :class:`~ldpsample.MinimaxKernel` (audited from its coefficients in O(n), no
+    matrix built) or a kernel matrix. ``what`` names the kernel in the message (dataset,
+    attribute, subcategory, mechanism).
     """
-    realized = realized_epsilon(K)
+    audit = minimax_realized_epsilon if isinstance(K, MinimaxKernel) else realized_epsilon
+    realized = audit(K)
     if not realized <= epsilon + EPSILON_TOLERANCE * max(1.0, epsilon):
         raise PrivacyAuditError(
             f"privacy audit FAILED for {what}: realised epsilon {realized!r} exceeds the claimed "

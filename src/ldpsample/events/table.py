@@ -70,6 +70,7 @@ def scan_events(
     key: str,
     strings: Sequence[str] = (),
     text: Sequence[str] = (),
+    numbers: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """A lazy frame of the named columns of a table, checked for presence.
 
@@ -88,6 +89,11 @@ def scan_events(
     text
         Columns read as text from a CSV (not inferred) but left in their type in parquet
         (attribute values: grouping on integers is faster; cast them after aggregating).
+    numbers
+        Numeric columns (weights): read as text from a CSV and left for the caller to cast
+        (``strict=False``), so that a value that is not a number, wherever it is in the file,
+        becomes a null the caller counts and names by its config key, instead of a parse error
+        of the whole file (polars infers a CSV column's type from its first rows).
 
     Raises
     ------
@@ -106,7 +112,7 @@ def scan_events(
             )
     names = list(dict.fromkeys(c for c, _ in columns))
     kind = _kind(path)
-    overrides = {c: pl.String() for c in dict.fromkeys([*strings, *text])}
+    overrides = {c: pl.String() for c in dict.fromkeys([*strings, *text, *numbers])}
     sep = "\t" if ".tsv" in path.name.lower() else ","
     if kind == "parquet":
         lf = pl.scan_parquet(path).select(names)

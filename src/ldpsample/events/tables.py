@@ -1,5 +1,6 @@
-"""The tables an events experiment publishes, from the per-attribute parts: worst cases over
-users, win summaries, the kernel audit and each user's privacy cost (sequential composition)."""
+"""The evaluation tables of an events experiment, from the per-attribute parts: worst cases
+over users, win summaries and the kernel audit (an operator's view; what a release publishes and
+what it costs each user are :mod:`ldpsample.publish`'s)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,15 @@ from ldpsample.events.metrics import AUDIT_SCHEMA, METHODS
 from ldpsample.events.release import EPSILON_TOLERANCE, PrivacyAuditError
 
 __all__ = [
-    "AUDIT_USERS_SCHEMA",
     "SUMMARY_SCHEMA",
+    "TRADEOFF_SCHEMA",
     "WIN_SUMMARY_SCHEMA",
-    "audit_users",
     "check_audit",
     "concat_attribute_parts",
     "max_over_users",
     "max_table",
     "summary",
+    "tradeoff_table",
     "win_summary",
 ]
 
@@ -35,11 +36,15 @@ WIN_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
 }
 
 SUMMARY_SCHEMA: dict[str, pl.DataType] = {"divergence": pl.String(), **WIN_SUMMARY_SCHEMA}
-AUDIT_USERS_SCHEMA: dict[str, pl.DataType] = {
-    "user": pl.String(),
+#: The utility/privacy trade-off of a table: per ε, method and divergence, the worst case and
+#: the median over every (user, subcategory) row.
+TRADEOFF_SCHEMA: dict[str, pl.DataType] = {
     "epsilon": pl.Float64(),
-    "releases": pl.Int64(),
-    "total_epsilon": pl.Float64(),
+    "divergence": pl.String(),
+    "method": pl.String(),
+    "statistic": pl.String(),
+    "value": pl.Float64(),
+    "rows": pl.Int64(),
 }
 
 
@@ -175,38 +180,78 @@ def summary(max_tv: pl.DataFrame, max_kl: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(frames).cast(SUMMARY_SCHEMA)
 
 
-#: Method names of the pooled ``tv+kl`` summary (a mollifier is scored with its own divergence).
-_POOLED = {"minimax": "minimax", "mollifier_tv": "mollifier", "mollifier_kl": "mollifier"}
+#: Method names of the pooled ``tv+kl`` summary: a mollifier is scored with its own divergence,
+#: the minimax sampler and randomized response with both.
+_POOLED = {
+    "minimax": "minimax",
+    "mollifier_tv": "mollifier",
+    "mollifier_kl": "mollifier",
+    "randomized_response": "randomized_response",
+}
+_POOLED_ORDER = ("minimax", "mollifier", "randomized_response")
 
 
 def _pooled(max_tv: pl.DataFrame, max_kl: pl.DataFrame) -> pl.DataFrame | None:
-    """The ``tv+kl`` row set: a case is one (divergence, ε, attribute, subcategory), minimax
-    against the mollifier of that divergence (the MovieLens summary); None unless both
-    divergences have minimax and their mollifier."""
-    frames = []
-    for divergence, frame, mollifier in (
-        ("tv", max_tv, "mollifier_tv"),
-        ("kl", max_kl, "mollifier_kl"),
-    ):
-        if not {"minimax", mollifier} <= set(frame["method"]):
-            return None
-        frames.append(
-            frame.filter(pl.col("method").is_in(["minimax", mollifier])).select(
-                pl.lit(divergence).alias("divergence"),
-                "epsilon",
-                "attribute",
-                "subcategory",
-                pl.col("method").replace_strict(_POOLED),
-                pl.col(f"max_{divergence}").alias("value"),
-            )
+    """The ``tv+kl`` row set: a case is one (divergence, ε, attribute, subcategory), and every
+    evaluated method competes in it (the mollifier of that divergence; minimax and randomized
+    response with both). None unless every evaluated method has a value on both divergences
+    (a method scored on one only could otherwise be hidden by the pooled count), or fewer than
+    two methods remain."""
+    tv, kl = set(max_tv["method"]), set(max_kl["method"])
+    pooled_tv = {_POOLED[m] for m in tv}
+    pooled_kl = {_POOLED[m] for m in kl}
+    if pooled_tv != pooled_kl or len(pooled_tv) < 2:
+        return None
+    frames = [
+        frame.select(
+            pl.lit(divergence).alias("divergence"),
+            "epsilon",
+            "attribute",
+            "subcategory",
+            pl.col("method").replace_strict(_POOLED),
+            pl.col(f"max_{divergence}").alias("value"),
         )
+        for divergence, frame in (("tv", max_tv), ("kl", max_kl))
+    ]
     result = win_summary(
         pl.concat(frames),
         value="value",
-        methods=("minimax", "mollifier"),
+        methods=[m for m in _POOLED_ORDER if m in pooled_tv],
         case_columns=["divergence", "epsilon", "attribute", "subcategory"],
     )
     return result.select(pl.lit("tv+kl").alias("divergence"), pl.all())
+
+
+def tradeoff_table(per_user: pl.DataFrame) -> pl.DataFrame:
+    """:data:`TRADEOFF_SCHEMA`: per ε, divergence and method, the worst case (``max``) and the
+    ``median`` of the divergence over every (user, subcategory) row of ``per_user`` (the
+    ``<divergence>_<method>`` columns of :func:`ldpsample.events.evaluate_attribute`), and how
+    many rows that is. Sorted by divergence, method, statistic, ε."""
+    columns = [c for c in per_user.columns if c.split("_", 1)[0] in ("tv", "kl") and "_" in c]
+    if per_user.height == 0 or not columns:
+        return pl.DataFrame(schema=TRADEOFF_SCHEMA)
+    long = per_user.select("epsilon", *columns).unpivot(
+        index="epsilon", variable_name="column", value_name="value"
+    )
+    long = long.with_columns(
+        pl.col("column").str.splitn("_", 2).struct.rename_fields(["divergence", "method"])
+    ).unnest("column")
+    stats = long.group_by("epsilon", "divergence", "method").agg(
+        pl.col("value").max().alias("max"),
+        pl.col("value").median().alias("median"),
+        pl.len().cast(pl.Int64).alias("rows"),
+    )
+    return (
+        stats.unpivot(
+            on=["max", "median"],
+            index=["epsilon", "divergence", "method", "rows"],
+            variable_name="statistic",
+            value_name="value",
+        )
+        .select(list(TRADEOFF_SCHEMA))
+        .cast(TRADEOFF_SCHEMA)
+        .sort("divergence", "method", "statistic", "epsilon")
+    )
 
 
 def check_audit(audit: pl.DataFrame) -> None:
@@ -227,27 +272,12 @@ def check_audit(audit: pl.DataFrame) -> None:
         )
 
 
-def audit_users(per_user: pl.DataFrame) -> pl.DataFrame:
-    """Per user and ε setting: how many items the user releases (one per kept subcategory of
-    every attribute) and their total ε under sequential composition (releases × ε)."""
-    if per_user.height == 0:
-        return pl.DataFrame(schema=AUDIT_USERS_SCHEMA)
-    return (
-        per_user.group_by("user", "epsilon")
-        .agg(pl.len().cast(pl.Int64).alias("releases"))
-        .with_columns((pl.col("releases") * pl.col("epsilon")).alias("total_epsilon"))
-        .select(list(AUDIT_USERS_SCHEMA))
-        .cast(AUDIT_USERS_SCHEMA)
-        .sort("epsilon", "user")
-    )
-
-
 def concat_attribute_parts(parts: Sequence[pl.DataFrame]) -> pl.DataFrame:
-    """Per-attribute parts (per-user or released rows) as one table, in (epsilon, attribute,
+    """Per-attribute parts (per-user rows) as one table, in (epsilon, attribute,
     subcategory, user) order.
 
     Each part holds one attribute in (epsilon, subcategory, user) order, as
-    :func:`ldpsample.events.evaluate_attribute` returns its ``per_user`` and ``released``; the
+    :func:`ldpsample.events.evaluate_attribute` returns its ``per_user``; the
     parts are interleaved ε by ε and attribute by attribute instead of sorting the rows (the
     same table: on the full-size Avazu log, 6.5 M rows whose string keys took seconds to sort).
     """

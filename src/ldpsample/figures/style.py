@@ -57,9 +57,12 @@ LABELS: dict[str, str] = {
     "true": "true",
     "wpm_released": "WPM, one release per user",
     "kpm_released": "KPM, one release per user",
-    # real-data mechanisms (MovieLens, Avazu): the bars' generic names
+    # real-data and events mechanisms (MovieLens, Avazu, your own tables)
     "minimax": "minimax sampler",
     "mollifier": "relative mollifier",
+    "mollifier_tv": "relative mollifier (TV projection)",
+    "mollifier_kl": "relative mollifier (KL projection)",
+    "randomized_response": "randomized response",
 }
 
 #: Order of the divergence panels (TV, KL, χ², Hellinger).
@@ -159,7 +162,8 @@ def subcategory_bars(
     figures. The width grows with the subcategories; more than 12 stack the panels in one
     column. ``title`` is formatted with ``panel`` (the ε panel name); the x label is on the
     bottom row, the y label on the left column; the methods' legend is at the right of the
-    panels (a figure saved with ``bbox_inches="tight"`` takes it in).
+    panels, in space the constrained layout reserves for it, so it is inside the figure
+    however it is saved.
 
     Drawn with matplotlib alone, in seaborn's catplot layout (bars of width 0.8 / hues per
     subcategory, shared y axis, no top and right spines): seaborn's catplot lays the grid out
@@ -173,7 +177,12 @@ def subcategory_bars(
     height = 3.2
     width = min(40.0, max(4.0, 0.35 * len(order) + 1.5))
     figure, axes = plt.subplots(
-        nrows, ncols, figsize=(ncols * width, nrows * height), sharey=True, squeeze=False
+        nrows,
+        ncols,
+        figsize=(ncols * width + 2.5, nrows * height),
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
     )
     position = {subcategory: index for index, subcategory in enumerate(order)}
     bar = 0.8 / len(hue_order)
@@ -202,10 +211,7 @@ def subcategory_bars(
         if index % ncols == 0:  # left column
             ax.set_ylabel(ylabel)
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    figure.legend(
-        handles, labels, title="method", loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False
-    )
-    figure.tight_layout()
+    figure.legend(handles, labels, title="method", loc="outside right upper", frameon=False)
     return figure
 
 

@@ -17,6 +17,7 @@ which raise the same error through :func:`config_error`. The workflow runs both 
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import re
@@ -35,11 +36,14 @@ __all__ = [
     "check_consistency",
     "check_epsilon_folder_names",
     "check_events",
+    "check_events_release",
     "check_theory",
     "check_wpm",
     "config_error",
     "convert_exponent_numbers",
     "epsilon_folder_name",
+    "events_defaults",
+    "events_ledger",
     "key_path",
 ]
 
@@ -267,9 +271,39 @@ def _first_error(errors: list[Any]) -> Any:
     return chosen
 
 
+def events_defaults(schema_path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The ``default`` of every ``events.<name>`` key that has one, from the events schema
+    (the one place defaults are written; config/README.md and docs/own-data.md list them)."""
+    schema = _load_yaml(Path(schema_path))
+    properties = schema["$defs"]["dataset"]["properties"]
+    return {key: spec["default"] for key, spec in properties.items() if "default" in spec}
+
+
+def apply_events_defaults(config: dict, schema_path: str | os.PathLike[str]) -> None:
+    """Fill every absent ``events.<name>`` key that has a schema default, in place (JSON
+    Schema validators do not apply defaults, and the workflow reads complete entries); a public
+    prior table's absent ``user``, ``item``, ``count`` and ``attributes`` are the events
+    table's."""
+    entries = config.get("events")
+    if not isinstance(entries, dict) or not entries:
+        return
+    defaults = events_defaults(schema_path)
+    for entry in entries.values():
+        if isinstance(entry, dict):
+            for key, value in defaults.items():
+                entry.setdefault(key, copy.deepcopy(value))
+            prior = entry.get("prior")
+            if isinstance(prior, dict) and "path" in prior:
+                # a public table's columns default to the events table's own names
+                for key in ("user", "item", "count", "attributes"):
+                    if key in entry:
+                        prior.setdefault(key, copy.deepcopy(entry[key]))
+
+
 def check_config(config: dict, schema_path: str | os.PathLike[str]) -> None:
     """Validate ``config``: numbers in exponent form read as numbers
-    (:func:`convert_exponent_numbers`, in place), finite numbers, then the JSON Schema at
+    (:func:`convert_exponent_numbers`, in place), finite numbers, the events entries' schema
+    defaults filled in (:func:`apply_events_defaults`), then the JSON Schema at
     ``schema_path``.
 
     Raises
@@ -281,6 +315,7 @@ def check_config(config: dict, schema_path: str | os.PathLike[str]) -> None:
     validator = _validator(Path(schema_path))
     convert_exponent_numbers(config, validator)
     check_finite(config)
+    apply_events_defaults(config, Path(schema_path).parent / "events.schema.yaml")
     errors = list(validator.iter_errors(config))
     if not errors:
         return
@@ -479,7 +514,9 @@ def check_events(config: dict) -> None:
             raise config_error(f"{key}.attributes", f"{attributes!r} repeats a column")
         paths = [(f"{key}.path", entry["path"])]
         prior = entry["prior"]
-        if not isinstance(prior, str):
+        if isinstance(prior, dict) and "spec" in prior:
+            paths.append((f"{key}.prior.spec", prior["spec"]))
+        elif not isinstance(prior, str):
             paths.append((f"{key}.prior.path", prior["path"]))
             if len(prior["attributes"]) != len(attributes):
                 raise config_error(
@@ -487,6 +524,7 @@ def check_events(config: dict) -> None:
                     f"{list(prior['attributes'])!r} must name one column of the public table "
                     f"per attribute {attributes!r} (same order)",
                 )
+        check_events_release(key, entry)
         for path_key, path in paths:
             if not str(path).startswith("results/") and not Path(path).exists():
                 raise config_error(
@@ -494,3 +532,92 @@ def check_events(config: dict) -> None:
                     f"file not found: {path!r} (relative paths are read from the working "
                     "directory)",
                 )
+
+
+#: Keys that only a publication uses, with their schema defaults (a config error with
+#: release: false unless at the default; tests/test_publish.py checks them against the schema).
+RELEASE_KEYS: dict[str, Any] = {
+    "release_seed": None,
+    "samples": 1,
+    "attributes_public": False,
+    "subcategories": None,
+    "prior_smoothing": 0,
+    "ledger": None,
+    "budget": None,
+}
+#: Where the ledger of events.<name> lives when events.<name>.ledger is null.
+DEFAULT_LEDGER = "privacy/{name}.ledger.sqlite"
+
+
+def events_ledger(name: str, entry: dict) -> str:
+    """The ledger file of ``events.<name>`` (its ``ledger`` key, or the default)."""
+    return entry.get("ledger") or DEFAULT_LEDGER.format(name=name)
+
+
+def check_events_release(key: str, entry: dict) -> None:
+    """What makes a release publishable, checked before any job (docs/publishing.md): every
+    input of the mechanism other than the users' data is public. With ``release: false`` the
+    publication keys must keep their defaults (they would be ignored)."""
+    prior = entry["prior"]
+    if not entry.get("release"):
+        for name, default in RELEASE_KEYS.items():
+            value = entry.get(name, default)
+            if value != default:
+                raise config_error(
+                    f"{key}.{name}",
+                    f"{_show(value)} is only used by a publication: set {key}.release: true, "
+                    f"or remove {name}",
+                )
+        return
+    public_table = isinstance(prior, dict) and "path" in prior
+    reused_spec = isinstance(prior, dict) and "spec" in prior
+    if prior in ("pooled", "user_mean"):
+        raise config_error(
+            f"{key}.prior",
+            f"{prior!r} is computed from the very users being released, so the release would "
+            "not be ε-LDP; with release: true use prior: uniform (with items), a public table "
+            "{path, user, item, count, attributes} or an earlier spec {spec: <folder>}",
+        )
+    if prior == "uniform" and entry.get("items") is None:
+        raise config_error(
+            f"{key}.items",
+            "null: a release's item domain must be public; list the items, or give a public "
+            "prior table (prior: {path, ...}) whose items are the domain",
+        )
+    if prior == "uniform" and entry["attributes"] and not entry.get("subcategories"):
+        raise config_error(
+            f"{key}.subcategories",
+            "null: a release's subcategories must be public; list each attribute's values "
+            f"(subcategories: {{{entry['attributes'][0]}: [...]}}), or give a public prior "
+            "table (prior: {path, ...})",
+        )
+    if entry.get("top_items") is not None and not public_table:
+        raise config_error(
+            f"{key}.top_items",
+            f"{entry['top_items']!r} would rank the items on the private table; with release: "
+            "true top_items ranks a public prior table's items, so give prior: {path, ...} "
+            "or set top_items: null",
+        )
+    if reused_spec and entry.get("items") is not None:
+        raise config_error(
+            f"{key}.items", "a reused spec (prior: {spec: ...}) fixes the domain: set items: null"
+        )
+    if entry.get("rank_items_by") is not None:
+        raise config_error(
+            f"{key}.rank_items_by",
+            f"{entry['rank_items_by']!r} ranks the items on the private table; with release: "
+            "true set rank_items_by: null (top_items ranks the public prior table)",
+        )
+    if entry["min_users"] > 1:
+        raise config_error(
+            f"{key}.min_users",
+            f"{entry['min_users']!r} would make a subcategory's release depend on other users' "
+            "data; with release: true set min_users: 1 (every spec subcategory is released)",
+        )
+    if entry["min_user_count"] > 0 and not entry.get("attributes_public"):
+        raise config_error(
+            f"{key}.min_user_count",
+            f"{_show(entry['min_user_count'])}: a participation rule on a user's own data "
+            "discloses whether it passed; set min_user_count: 0, or declare subcategory "
+            "membership public (attributes_public: true; the manifest states the rule)",
+        )

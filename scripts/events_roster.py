@@ -1,0 +1,20 @@
+"""Events dataset with release: true: every user of the table, sorted (the roster each spec
+subcategory is released to; ldpsample.events.histograms.event_users)."""
+
+from typing import TYPE_CHECKING
+
+from ldpsample.events.histograms import event_users
+from ldpsample.pipeline.io import write_parquet
+from ldpsample.pipeline.scripting import start
+
+if TYPE_CHECKING:
+    from snakemake.script import snakemake
+
+log = start(snakemake)
+try:
+    users = event_users(snakemake.input.data, **snakemake.params.options)
+except (OSError, ValueError) as exc:
+    log.error("%s", exc)  # the first line names the file, config key and value
+    raise
+write_parquet(users.to_frame(), snakemake.output.roster)
+log.info("%d users", users.len())

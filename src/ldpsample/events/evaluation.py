@@ -1,0 +1,184 @@
+"""Your own table from Python in one call: the evaluation the pipeline's events stage runs
+(``events.<name>`` in a config), with the same functions its rules call and the same defaults.
+
+Per attribute, as the histogram and metrics jobs do: :func:`build_event_histograms` on the
+table (one attribute at a time), then :func:`evaluate_attribute` (every ε); then the combine
+job's tables (:mod:`ldpsample.events.tables`). ``evaluate_events(path, user=..., item=...)`` with
+nothing else gives the numbers a config entry ``{path, user, item}`` gives. Publishing a
+release is :mod:`ldpsample.publish`'s (docs/publishing.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from ldpsample.events import tables
+from ldpsample.events.histograms import ALL, build_event_histograms
+from ldpsample.events.metrics import METHODS, evaluate_attribute
+from ldpsample.pipeline.progress import phase
+
+__all__ = ["DEFAULTS", "EventsEvaluation", "evaluate_events"]
+
+log = logging.getLogger(__name__)
+
+#: The defaults of ``events.<name>`` (workflow/schemas/events.schema.yaml; a test keeps the two
+#: equal), for the keys an evaluation reads.
+DEFAULTS: dict[str, Any] = {
+    "count": None,
+    "attributes": [],
+    "prior": "pooled",
+    "items": None,
+    "top_items": 100,
+    "rank_items_by": None,
+    "activity_by": None,
+    "min_user_count": 0,
+    "activity_scope": "top_items",
+    "min_users": 1,
+    "exclude_users": [],
+    "on_null": "drop",
+    "epsilons": [0.5, 1, 2, 4, 8],
+    "methods": list(METHODS),
+}
+
+
+@dataclass(frozen=True)
+class EventsEvaluation:
+    """The tables of ``results/events/<name>/`` (docs/own-data.md), as polars frames.
+
+    Attributes
+    ----------
+    histograms
+        Every kept (attribute, subcategory, user, item) count.
+    subcategories, per_user, max_tv, max_kl, summary, tradeoff, audit
+        As ``subcategories.csv``, ``per_user.parquet``, ``max_tv.csv``, ``max_kl.csv``,
+        ``summary.csv``, ``tradeoff.csv`` and ``audit.csv``.
+    """
+
+    histograms: pl.DataFrame
+    subcategories: pl.DataFrame
+    per_user: pl.DataFrame
+    max_tv: pl.DataFrame
+    max_kl: pl.DataFrame
+    summary: pl.DataFrame
+    tradeoff: pl.DataFrame
+    audit: pl.DataFrame
+
+
+def _attribute_prior(
+    prior: str | Mapping[str, Any], attributes: Sequence[str], attribute: str
+) -> str | dict[str, Any]:
+    """A public table prior restricted to one attribute's column (as the histogram job's
+    params); other priors unchanged."""
+    if isinstance(prior, str):
+        return prior
+    prior = dict(prior)
+    if attributes:
+        prior["attributes"] = [list(prior["attributes"])[list(attributes).index(attribute)]]
+    return prior
+
+
+def evaluate_events(
+    path: str | os.PathLike[str],
+    *,
+    user: str,
+    item: str,
+    name: str = "events",
+    count: str | None = DEFAULTS["count"],
+    attributes: Sequence[str] = (),
+    prior: str | Mapping[str, Any] = DEFAULTS["prior"],
+    items: Sequence[Any] | None = DEFAULTS["items"],
+    top_items: int | None = DEFAULTS["top_items"],
+    rank_items_by: str | None = DEFAULTS["rank_items_by"],
+    activity_by: str | None = DEFAULTS["activity_by"],
+    min_user_count: float = DEFAULTS["min_user_count"],
+    activity_scope: str = DEFAULTS["activity_scope"],
+    min_users: int = DEFAULTS["min_users"],
+    exclude_users: Sequence[Any] = (),
+    on_null: str = DEFAULTS["on_null"],
+    epsilons: Sequence[float] = tuple(DEFAULTS["epsilons"]),
+    methods: Sequence[str] = tuple(DEFAULTS["methods"]),
+    progress: bool = False,
+    threads: int | None = None,
+) -> EventsEvaluation:
+    """Evaluate an events table as the pipeline does for ``events.<name>``.
+
+    Parameters mirror the config keys (docs/own-data.md), with the same defaults; a public
+    prior table is ``prior={"path": ..., "user": ..., "item": ..., "count": ...,
+    "attributes": [...]}`` (its columns default to the table's own names). ``progress`` shows a
+    bar per attribute's subcategories on stderr; every scan is logged as a phase with its elapsed
+    time (``logging.basicConfig(level=logging.INFO)`` shows them). ``threads`` as
+    :func:`evaluate_attribute`.
+
+    Returns
+    -------
+    EventsEvaluation
+
+    Raises
+    ------
+    FileNotFoundError, EventsTableError, PrivacyAuditError
+        As :func:`build_event_histograms` and :func:`evaluate_attribute`.
+    """
+    key = f"events.{name}"
+    attributes = list(attributes)
+    if isinstance(prior, Mapping):
+        prior = {
+            **{"user": user, "item": item, "count": count, "attributes": attributes},
+            **dict(prior),
+        }
+    kind = prior if isinstance(prior, str) else "table"
+    histograms, subcategories, per_user, audit = [], [], [], []
+    for attribute in attributes or [ALL]:
+        with phase(log, f"{key}: attribute {attribute!r}"):
+            built = build_event_histograms(
+                path,
+                key=key,
+                user=user,
+                item=item,
+                count=count,
+                attributes=[attribute] if attributes else [],
+                prior=_attribute_prior(prior, attributes, attribute),
+                items=items,
+                top_items=top_items,
+                rank_items_by=rank_items_by,
+                activity_by=activity_by,
+                min_user_count=min_user_count,
+                activity_scope=activity_scope,
+                min_users=min_users,
+                exclude_users=exclude_users,
+                on_null=on_null,
+            )
+            result = evaluate_attribute(
+                built.histograms,
+                built.priors,
+                name=name,
+                attribute=attribute,
+                prior=kind,
+                epsilons=epsilons,
+                methods=methods,
+                progress=progress,
+                threads=threads,
+            )
+        histograms.append(built.histograms)
+        subcategories.append(built.subcategories)
+        per_user.append(result.per_user)
+        audit.append(result.audit)
+    per_user_table = tables.concat_attribute_parts(per_user)
+    audit_table = pl.concat(audit).sort("attribute", "subcategory", "epsilon", "kernel")
+    tables.check_audit(audit_table)
+    max_tv, max_kl = tables.max_table(per_user_table, "tv"), tables.max_table(per_user_table, "kl")
+    return EventsEvaluation(
+        histograms=pl.concat(histograms).sort("attribute", "subcategory", "user", "item"),
+        subcategories=pl.concat(subcategories).sort("attribute", "status", "subcategory"),
+        per_user=per_user_table,
+        max_tv=max_tv,
+        max_kl=max_kl,
+        summary=tables.summary(max_tv, max_kl),
+        tradeoff=tables.tradeoff_table(per_user_table),
+        audit=audit_table,
+    )

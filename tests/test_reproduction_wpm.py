@@ -1,0 +1,155 @@
+"""The reproduction table's WPM checks (issue 23): the uniform base measure's Hit@1 ceiling
+against a brute-force optimum, the linear-rate fit of Theorem 4.3 on the library's own Sinkhorn
+iterates (passes) and on a sublinear decay (fails), and the gap/ordering rows on hand-made
+tables."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from ldpsample.experiments.wpm_ring import ring_convergence
+from ldpsample.reproduction import wpm_checks
+from ldpsample.reproduction.wpm_checks import fit_linear_rate, uniform_base_measure_ceiling
+
+
+def _lp_ceiling(liked: np.ndarray, epsilon: float) -> float:
+    """The same optimum as one linear program over the scale c and every user's Q:
+    max mean_u sum_{liked} Q_u  s.t.  c/m <= Q_uj <= e^ε c/m,  sum_j Q_uj = 1,  e^-ε <= c <= 1."""
+    users, m = liked.shape
+    n_var = 1 + users * m  # c, then Q row by row
+    objective = np.concatenate([[0.0], -liked.ravel().astype(float) / users])
+    upper = np.zeros((2 * users * m, n_var))
+    for k in range(users * m):
+        upper[2 * k, [0, 1 + k]] = [1.0 / m, -1.0]  # c/m - Q <= 0
+        upper[2 * k + 1, [0, 1 + k]] = [-math.exp(epsilon) / m, 1.0]  # Q - e^ε c/m <= 0
+    equal = np.zeros((users, n_var))
+    for u in range(users):
+        equal[u, 1 + u * m : 1 + (u + 1) * m] = 1.0
+    res = linprog(
+        objective,
+        A_ub=upper,
+        b_ub=np.zeros(2 * users * m),
+        A_eq=equal,
+        b_eq=np.ones(users),
+        bounds=[(math.exp(-epsilon), 1.0)] + [(0, None)] * (users * m),
+        method="highs",
+    )
+    assert res.status == 0
+    return -res.fun
+
+
+@given(seed=st.integers(0, 2**32 - 1), eps=st.floats(0.05, 3.0))
+def test_ceiling_is_the_best_uniform_base_measure(seed, eps):
+    rng = np.random.default_rng(seed)
+    liked = rng.random((5, 9)) < 0.3
+    liked[:, 0] = True  # every kept user likes an output
+    ceiling, scale = uniform_base_measure_ceiling(liked, epsilon=eps)
+    assert math.exp(-eps) <= scale <= 1.0
+    assert ceiling == pytest.approx(_lp_ceiling(liked, eps), abs=1e-9)
+
+
+def test_linear_rate_fit_tells_geometric_from_sublinear_decay():
+    t = np.unique(np.round(np.geomspace(1, 5000, 40)))
+    geometric = fit_linear_rate(t, 0.5 * 0.98**t)
+    assert geometric.linear and geometric.rate == pytest.approx(0.98, rel=1e-9)
+    sublinear = fit_linear_rate(t, 1.0 / t)
+    assert not sublinear.linear and sublinear.r2_log > sublinear.r2_linear
+    noisy = 0.98**t * np.exp(np.random.default_rng(0).normal(0, 0.2, t.size))
+    assert fit_linear_rate(t, noisy).linear
+    # reached the floor at once: nothing to fit, counted as linear
+    assert fit_linear_rate([1, 2, 3, 4], [1e-3, 1e-17, 1e-17, 1e-17]).linear
+
+
+def _write_convergence(root: Path, frame: pl.DataFrame) -> None:
+    (root / "wpm_ring").mkdir(parents=True, exist_ok=True)
+    frame.write_parquet(root / "wpm_ring" / "convergence.parquet")
+
+
+def test_sinkhorn_iterates_of_the_library_converge_linearly(tmp_path: Path):
+    frame = ring_convergence(
+        n=30,
+        epsilon=1.0,
+        etas=[0.05, 0.02],
+        inputs=2,
+        alpha=0.3,
+        max_iter=600,
+        rng=np.random.default_rng(3),
+    )
+    _write_convergence(tmp_path, frame)
+    outcome = wpm_checks.sinkhorn_linear_rate(tmp_path, {})
+    assert outcome.ok, outcome
+    assert outcome.run_value.startswith("fitted rate per iteration (marginal error): η=0.02")
+    # A sublinear decay put in place of the marginal errors fails the same check.
+    slow = frame.with_columns(marginal_error=1.0 / pl.col("iteration").cast(pl.Float64))
+    _write_convergence(tmp_path, slow)
+    failed = wpm_checks.sinkhorn_linear_rate(tmp_path, {})
+    assert not failed.ok and "no linear rate for η=0.02 input 0" in failed.reason
+
+
+def _hit_table(root: Path, rows: list[tuple[float, str, float, float]]) -> None:
+    (root / "wpm_movielens").mkdir(parents=True, exist_ok=True)
+    pl.DataFrame(
+        [
+            {"epsilon": e, "method": m, "scale": 0.5, "hit_rate_mean": h, "hit_rate_se": se}
+            for e, m, h, se in rows
+        ]
+    ).write_csv(root / "wpm_movielens" / "test.csv")
+
+
+def test_gap_grows_with_epsilon(tmp_path: Path):
+    rows = [
+        (0.5, "wpm", 0.06, 0.01),
+        (0.5, "kpm_genre", 0.065, 0.01),
+        (0.5, "exponential", 0.05, 0.01),
+        (2.0, "wpm", 0.12, 0.01),
+        (2.0, "kpm_genre", 0.07, 0.01),
+        (2.0, "exponential", 0.06, 0.01),
+    ]
+    _hit_table(tmp_path, rows)
+    outcome = wpm_checks.gap_grows(tmp_path, {})
+    assert outcome.ok and outcome.run_value == (
+        "WPM − best baseline per ε: 0.5: -0.0050, 2: +0.0500"
+    )
+    rows[3] = (2.0, "wpm", 0.06, 0.01)  # the gap shrinks
+    _hit_table(tmp_path, rows)
+    assert not wpm_checks.gap_grows(tmp_path, {}).ok
+
+
+def test_hit1_reason_separates_a_forced_loss_from_noise(tmp_path: Path, monkeypatch):
+    """With the split at hand, a loss above the uniform measure's ceiling is called forced;
+    one below it is given in standard errors."""
+    _hit_table(
+        tmp_path,
+        [
+            (0.25, "wpm", 0.057, 0.004),
+            (0.25, "kpm_genre", 0.064, 0.005),
+            (0.5, "wpm", 0.064, 0.004),
+            (0.5, "kpm_genre", 0.066, 0.005),
+        ],
+    )
+    liked = np.zeros((10, 100), dtype=bool)
+    liked[:, :5] = True  # 5 liked of 100: ceiling 5 e^ε c / 100 at best
+    monkeypatch.setattr(wpm_checks, "test_users_liked", lambda setup: liked)
+    ctx = {"wpm_movielens_setup": {"max_test_users": None}, "wpm_base_measure": "uniform"}
+    outcome = wpm_checks.hit1_ordering(tmp_path, ctx)
+    ceiling_025 = uniform_base_measure_ceiling(liked, epsilon=0.25)[0]
+    ceiling_05 = uniform_base_measure_ceiling(liked, epsilon=0.5)[0]
+    assert ceiling_025 < 0.064 < ceiling_05
+    assert not outcome.ok
+    forced = "at ε=0.25 forced: no uniform base measure lets any mechanism exceed Hit@1 "
+    forced += f"{ceiling_025:.4f} < kpm_genre 0.0640"
+    assert forced in outcome.reason
+    assert "at ε=0.5 the shortfall 0.0020 is 0.31 standard errors of the difference" in (
+        outcome.reason
+    )
+    # another base measure, or capped test users: no ceiling is claimed
+    for other in ({**ctx, "wpm_base_measure": "kpm_genre"}, {"wpm_movielens_setup": None}):
+        assert "forced" not in wpm_checks.hit1_ordering(tmp_path, other).reason
