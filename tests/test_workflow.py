@@ -358,7 +358,6 @@ def test_every_stage_runs_at_the_epsilon_bounds(tmp_path):
         f"results/synthetic/parts/n~20/{tiny}/values.parquet",
         "results/synthetic/parts/n~20/eps~700/values.parquet",
         f"results/movielens/prior~ml-100k_weight~count/figures/{tiny}.png",
-        f"results/avazu/released/{tiny}.parquet",
         f"results/wpm_gowalla/maps/{tiny}/maps.png",
         "results/wpm_gowalla/maps/eps~700/maps.png",
         "results/wpm_movielens/test.csv",

@@ -228,9 +228,10 @@ def _check_ratings(path: Path, frame: pl.DataFrame) -> None:
     if row is not None:
         pair = (pl.col("user_id") == row["user_id"]) & (pl.col("movie_id") == row["movie_id"])
         first = _first(frame, pair)
+        assert first is not None  # the pair's first occurrence
         raise ValueError(
             f"{path}, line {row['line']}: user {row['user_id']} rates movie {row['movie_id']} "
-            f"again (first on line {first['line'] if first else '?'}); each (user, movie) pair "
+            f"again (first on line {first['line']}); each (user, movie) pair "
             "is rated once in the official file"
         )
 
