@@ -219,24 +219,14 @@ def test_cross_field_checks_name_the_key_without_snakemake(changes, expected):
     assert str(info.value).startswith(f"config error at {expected}")
 
 
-EVENTS_FULL = {
-    **EVENTS_ENTRY,
+#: An events entry with its required keys and an ε list (the schema's defaults fill the rest).
+EVENTS_MINIMAL = {
+    "path": "results/events.parquet",
     "user": "user_id",
     "item": "item_id",
-    "count": None,
-    "items": None,
-    "top_items": None,
-    "rank_items_by": None,
-    "activity_by": None,
-    "min_user_count": 0,
-    "activity_scope": "top_items",
-    "min_users": 1,
-    "exclude_users": [],
-    "on_null": "drop",
-    "methods": ["minimax"],
-    "release": True,
+    "epsilons": [1],
 }
-CONFIGS_WITH_EVENTS = {**CONFIGS, "events": _merged(DEFAULT, {"events": {"t": EVENTS_FULL}})}
+CONFIGS_WITH_EVENTS = {**CONFIGS, "events": _merged(DEFAULT, {"events": {"t": EVENTS_MINIMAL}})}
 #: Every ε key of the shipped configs and of an events entry (theory.epsilon_grid.num is a count).
 EPSILON_KEYS = [
     (name, path)
@@ -326,7 +316,7 @@ def test_exponent_form_becomes_the_type_the_schema_wants():
             "avazu": {"synthetic": {"rows": "1e6", "users": "2E3"}},
             "wpm": {"movielens": {"eta": "1e-2"}, "ring": {"convergence": {"etas": ["5e-2"]}}},
             "theory": {"epsilon_grid": {"stop": "1e1"}},
-            "events": {"t": {**EVENTS_FULL, "items": ["1e3", "a"], "epsilons": ["4e0"]}},
+            "events": {"t": {**EVENTS_MINIMAL, "items": ["1e3", "a"], "epsilons": ["4e0"]}},
         },
     )
     check_config(config, SCHEMA)
