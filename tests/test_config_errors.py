@@ -337,3 +337,36 @@ def test_exponent_form_becomes_the_type_the_schema_wants():
         assert str(info.value).startswith(f"config error at {expected}")
         if "type" in expected:
             assert "write the value without quotes" in str(info.value).splitlines()[0]
+
+
+@pytest.mark.workflow
+def test_every_problem_of_an_events_entry_is_listed_in_one_error(tmp_path):
+    """An entry with a missing, an unknown and two invalid keys: one run names all four, the
+    first on the console's first line (it named one per run: four runs to find them all); then,
+    with the schema satisfied, every cross-field problem of a release entry at once."""
+    workdir = copy_workflow(tmp_path / "clone")
+    (workdir / "config/bad.yaml").write_text(
+        "events: {mylog: {path: data/log.parquet, item: item_id, colour: red, top_items: 0, "
+        "methods: [minimax, laplace]}}\n"
+    )
+    proc = _console(workdir, "--cores", "1", "--configfile", "config/bad.yaml")
+    assert proc.returncode != 0
+    first = _first_error_line(proc.stdout)
+    assert first.startswith("config error at events.mylog.colour: unknown key 'colour'")
+    for line in (
+        "config error at events.mylog.methods[1]: 'laplace' must be one of",
+        "config error at events.mylog.top_items: 0 must be >= 1",
+        "config error at events.mylog.user: missing key 'user'",
+    ):
+        assert line in proc.stdout, proc.stdout
+    assert "... and 3 more:" in proc.stdout
+    (workdir / "config/bad.yaml").write_text(
+        "events: {pub: {path: data/nope.parquet, user: u, item: i, release: true, "
+        "prior: pooled, min_users: 3, top_items: 5}}\n"
+    )
+    proc = _console(workdir, "--cores", "1", "--configfile", "config/bad.yaml")
+    first = _first_error_line(proc.stdout)
+    assert first.startswith("config error at events.pub.path: file not found")
+    for key in ("prior", "top_items", "min_users"):
+        assert f"config error at events.pub.{key}:" in proc.stdout, proc.stdout
+    assert not (workdir / "results").exists()

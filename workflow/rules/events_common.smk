@@ -112,6 +112,15 @@ def get_events_gate(wildcards):
     }
 
 
+def get_events_evaluation_top_items(name):
+    """top_items of an evaluation: none for a release (its domain is the spec's), auto's 100
+    (CONFIG_CHECK.AUTO_TOP_ITEMS) or the configured value."""
+    top_items = get_events_config(name)["top_items"]
+    if is_events_release(name):
+        return None
+    return CONFIG_CHECK.AUTO_TOP_ITEMS if top_items == "auto" else top_items
+
+
 def get_events_spec_params(name):
     """Every events.<name> value the spec uses: public inputs only (ldpsample.publish.build_spec)."""
     entry = get_events_config(name)
@@ -135,7 +144,7 @@ def get_events_spec_params(name):
         items=(
             None if entry["items"] is None else sorted(str(i) for i in entry["items"])
         ),
-        top_items=entry["top_items"],
+        top_items=None if entry["top_items"] == "auto" else entry["top_items"],
         subcategories=(
             None
             if subcategories is None
@@ -201,7 +210,7 @@ def get_events_histogram_params(name, attribute):
             if entry["items"] is None or is_events_release(name)
             else sorted(str(i) for i in entry["items"])
         ),
-        top_items=None if is_events_release(name) else entry["top_items"],
+        top_items=get_events_evaluation_top_items(name),
         rank_items_by=entry["rank_items_by"],
         activity_by=entry["activity_by"],
         min_user_count=entry["min_user_count"],

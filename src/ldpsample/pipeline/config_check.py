@@ -44,6 +44,7 @@ __all__ = [
     "epsilon_folder_name",
     "events_defaults",
     "events_ledger",
+    "events_release_problems",
     "key_path",
 ]
 
@@ -256,8 +257,12 @@ def _first_error(errors: list[Any]) -> Any:
 
     def deepest(error: Any) -> Any:
         while error.context:
-            # an error under oneOf/anyOf: pick the branch that got furthest
-            error = best_match(error.context, key=relevance) or error.context[0]
+            # an error under oneOf/anyOf: pick the branch that got furthest, preferring one the
+            # value has the right type for (0 for "an integer >= 1 or null" fails the minimum,
+            # not the type null)
+            shaped = ("type", "const", "enum")
+            typed = [e for e in error.context if e.validator not in shaped] or error.context
+            error = best_match(typed, key=relevance) or typed[0]
             if error.validator in ("oneOf", "anyOf") and not error.context:
                 break
         return error
@@ -319,27 +324,61 @@ def check_config(config: dict, schema_path: str | os.PathLike[str]) -> None:
     errors = list(validator.iter_errors(config))
     if not errors:
         return
-    error = _first_error(errors)
+    first = _first_error(errors)
+    lines, description = _error_lines(first)
+    others = sorted(
+        {line for error in errors if error is not first for line in _error_lines(error)[0]}
+        - set(lines),
+        key=_line_order,
+    )
+    lines = [*lines, *others]
+    text = lines[0]
+    if description and not others:
+        text += f"\n  {key_path(list(first.absolute_path))}: {description}"
+    raise ConfigError(_combined([text, *lines[1:]]))
+
+
+def _error_lines(error: Any) -> tuple[list[str], str | None]:
+    """``config error at <key path>: ...`` lines for one schema error (one per unknown or
+    missing key), and the key's description from the schema."""
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        error = _first_error([error])
     parts = list(error.absolute_path)
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         extra = sorted(set(error.instance) - set(allowed))
-        raise config_error(
-            [*parts, extra[0]],
-            f"unknown key {extra[0]!r} (allowed here: {', '.join(allowed)})",
-        )
+        return [
+            str(
+                config_error(
+                    [*parts, key], f"unknown key {key!r} (allowed here: {', '.join(allowed)})"
+                )
+            )
+            for key in extra
+        ], None
     if error.validator == "required":
         missing = [k for k in error.validator_value if k not in error.instance]
-        raise config_error([*parts, missing[0]], f"missing key {missing[0]!r}")
-    message = _message(error)
+        return [str(config_error([*parts, key], f"missing key {key!r}")) for key in missing], None
     description = error.schema.get("description") if isinstance(error.schema, dict) else None
     parent = error.parent.schema if error.parent is not None else None
     if not description and isinstance(parent, dict):
         description = parent.get("description")
-    text = str(config_error(parts, message))
-    if description:
-        text += f"\n  {key_path(parts)}: {' '.join(str(description).split())}"
-    raise ConfigError(text)
+    text = " ".join(str(description).split()) if description else None
+    return [str(config_error(parts, _message(error)))], text
+
+
+def _line_order(line: str) -> str:
+    """Sort key of an error line: its key path."""
+    return line.split(":", 1)[0]
+
+
+def _combined(lines: list[str]) -> str:
+    """One message for several problems: the first as the first line (a key path), then every
+    other one, each on its own line."""
+    if len(lines) == 1:
+        return lines[0]
+    return "\n".join(
+        [lines[0], f"  ... and {len(lines) - 1} more:", *(f"  {line}" for line in lines[1:])]
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -496,42 +535,62 @@ def check_avazu_variants(config: dict) -> None:
 
 def check_events(config: dict) -> None:
     """Every events entry: a folder-safe name and, if enabled, ε folder names, distinct
-    attributes, one public column per attribute, and input files that exist (a table under
-    results/ is made by another rule; relative paths are read from the working directory)."""
+    attributes, one public column per attribute, input files that exist (a table under
+    results/ is made by another rule; relative paths are read from the working directory) and
+    what a publication needs (:func:`events_release_problems`). Every problem of every entry is
+    listed in one error, the first on its first line."""
+    problems: list[str] = []
     for name, entry in (config.get("events") or {}).items():
         key = f"events.{name}"
-        if not re.fullmatch(EVENTS_NAME_PATTERN, str(name)):
-            raise config_error(
-                key,
-                f"{name!r} is not a valid dataset name (lowercase letters, digits, - and _; "
-                "it names the folder results/events/<name>/)",
-            )
-        if not entry.get("enabled", True):
-            continue
+        problems += _events_entry_problems(key, entry)
+        if entry.get("enabled", True):
+            problems += events_release_problems(key, entry)
+    if problems:
+        raise ConfigError(_combined(problems))
+
+
+def _events_entry_problems(key: str, entry: dict) -> list[str]:
+    """The name, ε folder names, attributes, public columns and input files of one entry."""
+    problems: list[str] = []
+
+    def problem(where: str, message: str) -> None:
+        problems.append(str(config_error(where, message)))
+
+    name = key.split(".", 1)[1]
+    if not re.fullmatch(EVENTS_NAME_PATTERN, str(name)):
+        problem(
+            key,
+            f"{name!r} is not a valid dataset name (lowercase letters, digits, - and _; "
+            "it names the folder results/events/<name>/)",
+        )
+    if not entry.get("enabled", True):
+        return problems
+    try:
         check_epsilon_folder_names(f"{key}.epsilons", entry["epsilons"])
-        attributes = list(entry["attributes"])
-        if len(set(attributes)) != len(attributes):
-            raise config_error(f"{key}.attributes", f"{attributes!r} repeats a column")
-        paths = [(f"{key}.path", entry["path"])]
-        prior = entry["prior"]
-        if isinstance(prior, dict) and "spec" in prior:
-            paths.append((f"{key}.prior.spec", prior["spec"]))
-        elif not isinstance(prior, str):
-            paths.append((f"{key}.prior.path", prior["path"]))
-            if len(prior["attributes"]) != len(attributes):
-                raise config_error(
-                    f"{key}.prior.attributes",
-                    f"{list(prior['attributes'])!r} must name one column of the public table "
-                    f"per attribute {attributes!r} (same order)",
-                )
-        check_events_release(key, entry)
-        for path_key, path in paths:
-            if not str(path).startswith("results/") and not Path(path).exists():
-                raise config_error(
-                    path_key,
-                    f"file not found: {path!r} (relative paths are read from the working "
-                    "directory)",
-                )
+    except ConfigError as exc:
+        problems.append(str(exc))
+    attributes = list(entry["attributes"])
+    if len(set(attributes)) != len(attributes):
+        problem(f"{key}.attributes", f"{attributes!r} repeats a column")
+    paths = [(f"{key}.path", entry["path"])]
+    prior = entry["prior"]
+    if isinstance(prior, dict) and "spec" in prior:
+        paths.append((f"{key}.prior.spec", prior["spec"]))
+    elif not isinstance(prior, str):
+        paths.append((f"{key}.prior.path", prior["path"]))
+        if len(prior["attributes"]) != len(attributes):
+            problem(
+                f"{key}.prior.attributes",
+                f"{list(prior['attributes'])!r} must name one column of the public table "
+                f"per attribute {attributes!r} (same order)",
+            )
+    for path_key, path in paths:
+        if not str(path).startswith("results/") and not Path(path).exists():
+            problem(
+                path_key,
+                f"file not found: {path!r} (relative paths are read from the working directory)",
+            )
+    return problems
 
 
 #: Keys that only a publication uses, with their schema defaults (a config error with
@@ -545,6 +604,8 @@ RELEASE_KEYS: dict[str, Any] = {
     "ledger": None,
     "budget": None,
 }
+#: What ``top_items: auto`` means in an evaluation (a release's auto keeps the public domain).
+AUTO_TOP_ITEMS = 100
 #: Where the ledger of events.<name> lives when events.<name>.ledger is null.
 DEFAULT_LEDGER = "privacy/{name}.ledger.sqlite"
 
@@ -555,69 +616,83 @@ def events_ledger(name: str, entry: dict) -> str:
 
 
 def check_events_release(key: str, entry: dict) -> None:
+    """Raise one :class:`ConfigError` listing :func:`events_release_problems`, if any."""
+    problems = events_release_problems(key, entry)
+    if problems:
+        raise ConfigError(_combined(problems))
+
+
+def events_release_problems(key: str, entry: dict) -> list[str]:
     """What makes a release publishable, checked before any job (docs/publishing.md): every
     input of the mechanism other than the users' data is public. With ``release: false`` the
-    publication keys must keep their defaults (they would be ignored)."""
+    publication keys must keep their defaults (they would be ignored). One line per problem,
+    each naming its key and the way out."""
+    problems: list[str] = []
+
+    def problem(where: str, message: str) -> None:
+        problems.append(str(config_error(where, message)))
+
     prior = entry["prior"]
     if not entry.get("release"):
         for name, default in RELEASE_KEYS.items():
             value = entry.get(name, default)
             if value != default:
-                raise config_error(
+                problem(
                     f"{key}.{name}",
                     f"{_show(value)} is only used by a publication: set {key}.release: true, "
                     f"or remove {name}",
                 )
-        return
+        return problems
     public_table = isinstance(prior, dict) and "path" in prior
     reused_spec = isinstance(prior, dict) and "spec" in prior
     if prior in ("pooled", "user_mean"):
-        raise config_error(
+        problem(
             f"{key}.prior",
             f"{prior!r} is computed from the very users being released, so the release would "
             "not be ε-LDP; with release: true use prior: uniform (with items), a public table "
             "{path, user, item, count, attributes} or an earlier spec {spec: <folder>}",
         )
     if prior == "uniform" and entry.get("items") is None:
-        raise config_error(
+        problem(
             f"{key}.items",
             "null: a release's item domain must be public; list the items, or give a public "
             "prior table (prior: {path, ...}) whose items are the domain",
         )
     if prior == "uniform" and entry["attributes"] and not entry.get("subcategories"):
-        raise config_error(
+        problem(
             f"{key}.subcategories",
             "null: a release's subcategories must be public; list each attribute's values "
             f"(subcategories: {{{entry['attributes'][0]}: [...]}}), or give a public prior "
             "table (prior: {path, ...})",
         )
-    if entry.get("top_items") is not None and not public_table:
-        raise config_error(
+    if entry.get("top_items") not in (None, "auto") and not public_table:
+        problem(
             f"{key}.top_items",
             f"{entry['top_items']!r} would rank the items on the private table; with release: "
             "true top_items ranks a public prior table's items, so give prior: {path, ...} "
-            "or set top_items: null",
+            "or leave top_items at auto",
         )
     if reused_spec and entry.get("items") is not None:
-        raise config_error(
+        problem(
             f"{key}.items", "a reused spec (prior: {spec: ...}) fixes the domain: set items: null"
         )
     if entry.get("rank_items_by") is not None:
-        raise config_error(
+        problem(
             f"{key}.rank_items_by",
             f"{entry['rank_items_by']!r} ranks the items on the private table; with release: "
             "true set rank_items_by: null (top_items ranks the public prior table)",
         )
     if entry["min_users"] > 1:
-        raise config_error(
+        problem(
             f"{key}.min_users",
             f"{entry['min_users']!r} would make a subcategory's release depend on other users' "
             "data; with release: true set min_users: 1 (every spec subcategory is released)",
         )
     if entry["min_user_count"] > 0 and not entry.get("attributes_public"):
-        raise config_error(
+        problem(
             f"{key}.min_user_count",
             f"{_show(entry['min_user_count'])}: a participation rule on a user's own data "
             "discloses whether it passed; set min_user_count: 0, or declare subcategory "
             "membership public (attributes_public: true; the manifest states the rule)",
         )
+    return problems
