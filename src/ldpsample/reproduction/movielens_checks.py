@@ -137,8 +137,16 @@ def mean_improvement(
     """Mean improvement of each method over the cases it wins (summary.csv)."""
     df = _pick(read_result(results, f"{_variant(ctx)}/summary.csv"), divergence)
     imp = dict(zip(df["method"], df["mean_improvement"], strict=True))
-    run = f"minimax {imp['minimax']:.3f} vs mollifier {imp['mollifier']:.3f}"
-    ok = within(imp["minimax"], minimax, tol) and within(imp["mollifier"], mollifier, tol)
+
+    def shown(value: float | None) -> str:
+        return "none (no win)" if value is None else f"{value:.3f}"
+
+    run = f"minimax {shown(imp['minimax'])} vs mollifier {shown(imp['mollifier'])}"
+    ok = (
+        None not in (imp["minimax"], imp["mollifier"])
+        and within(imp["minimax"], minimax, tol)
+        and within(imp["mollifier"], mollifier, tol)
+    )
     return Outcome(run, ok, f"the mean improvements differ on this data ({DOC})")
 
 
