@@ -18,7 +18,12 @@ EVENTS_METRICS_CODE = (
 )
 EVENTS_TABLE_CODE = ("events/tables.py",)
 # A publication's spec (public inputs only) and its draws, budget check and ledger.
-EVENTS_SPEC_CODE = ("publish/spec.py", "events/table.py", "events/histograms.py")
+EVENTS_SPEC_CODE = (
+    "publish/spec.py",
+    "publish/build.py",
+    "events/table.py",
+    "events/histograms.py",
+)
 EVENTS_PUBLISH_CODE = (
     "publish/spec.py",
     "publish/client.py",

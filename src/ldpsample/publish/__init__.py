@@ -1,7 +1,8 @@
 """Publishing a release: the public spec, the client-side draws, secret randomness and the
 persistent privacy ledger with its budget (docs/publishing.md).
 
-Modules: :mod:`~ldpsample.publish.spec` (the spec, from public inputs only),
+Modules: :mod:`~ldpsample.publish.spec` (the spec and its files), :mod:`~ldpsample.publish.build`
+(building it from public inputs only),
 :mod:`~ldpsample.publish.randomness` (secure and seeded uniforms),
 :mod:`~ldpsample.publish.client` (a spec and users' own histograms -> released items),
 :mod:`~ldpsample.publish.ledger` (every user's spent ε, outside ``results/``) and
@@ -26,7 +27,7 @@ _EXPORTS: dict[str, str] = {
     "SecureUniforms": "ldpsample.publish.randomness",
     "SeededUniforms": "ldpsample.publish.randomness",
     "SpecError": "ldpsample.publish.spec",
-    "build_spec": "ldpsample.publish.spec",
+    "build_spec": "ldpsample.publish.build",
     "check_release_budget": "ldpsample.publish.publication",
     "publish_release": "ldpsample.publish.publication",
     "read_spec": "ldpsample.publish.spec",
@@ -60,6 +61,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 if TYPE_CHECKING:  # static analysers see the eager imports
+    from ldpsample.publish.build import build_spec
     from ldpsample.publish.client import Release, release_items
     from ldpsample.publish.ledger import BudgetExceededError, Ledger
     from ldpsample.publish.publication import (
@@ -71,7 +73,6 @@ if TYPE_CHECKING:  # static analysers see the eager imports
     from ldpsample.publish.spec import (
         ReleaseSpec,
         SpecError,
-        build_spec,
         read_spec,
         spec_sha256,
         write_spec,

@@ -1,0 +1,280 @@
+"""Building a release's spec from public inputs only: a public prior table (its pooled
+counts per subcategory, its items), a listed domain with the uniform prior, or an earlier spec
+(:func:`build_spec`). No private table is read. May use :mod:`ldpsample.publish.spec` (the
+spec and its files) and :mod:`ldpsample.events.histograms` (reading a public table's masses).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from ldpsample.events.histograms import ALL, public_prior_masses
+from ldpsample.publish.spec import (
+    DOMAIN_SCHEMA,
+    PathLike,
+    ReleaseSpec,
+    SpecError,
+    file_sha256,
+    read_spec,
+    spec_sha256,
+)
+
+__all__ = ["build_spec"]
+
+log = logging.getLogger(__name__)
+
+
+def _ordered_domain(
+    frame: pl.DataFrame, prior_smoothing: float, *, normalise: bool = True
+) -> pl.DataFrame:
+    """``(attribute, subcategory, item, mass)`` -> :data:`DOMAIN_SCHEMA`: q normalised per
+    subcategory (unless ``normalise`` is False: a reused spec's q, kept bit for bit), mixed with
+    the uniform by ``prior_smoothing``, items in ascending q (ties by item text) with their
+    positions."""
+    by = ["attribute", "subcategory"]
+    n = pl.len().over(by)
+    q = pl.col("mass") / pl.col("mass").sum().over(by) if normalise else pl.col("mass")
+    if prior_smoothing:
+        q = (1.0 - prior_smoothing) * q + prior_smoothing / n
+    return (
+        frame.with_columns(q.alias("q"))
+        .sort([*by, "q", "item"])
+        .with_columns(pl.int_range(pl.len()).over(by).cast(pl.Int64).alias("position"))
+        .select(list(DOMAIN_SCHEMA))
+        .cast(DOMAIN_SCHEMA)
+    )
+
+
+def build_spec(
+    *,
+    name: str,
+    key: str,
+    attributes: Sequence[str],
+    prior: str | Mapping[str, Any],
+    epsilons: Sequence[float],
+    items: Sequence[Any] | None = None,
+    top_items: int | None = None,
+    subcategories: Mapping[str, Sequence[Any]] | None = None,
+    samples: int = 1,
+    prior_smoothing: float = 0.0,
+    attributes_public: bool = False,
+    participation: Mapping[str, Any] | None = None,
+    seeded: bool = False,
+) -> ReleaseSpec:
+    """A release's spec from public inputs only (no private table is read).
+
+    Parameters
+    ----------
+    name, key
+        The table's name and its config key ``events.<name>`` (named in errors).
+    attributes
+        Attribute columns; none makes one subcategory ``"all"`` of attribute ``"all"``.
+    prior
+        ``"uniform"``; a public table ``{path, user, item, count, attributes}`` whose pooled
+        counts per subcategory are ``q``; or ``{spec: <folder or manifest.json>}``, an earlier
+        spec whose domain and ``q`` are reused.
+    epsilons, samples
+        ε values and draws per (user, subcategory, ε).
+    items
+        The item domain of every subcategory, in full (q may be 0 on some: never released).
+        None: the public table's items of each subcategory (its ``top_items`` by public count,
+        ties by item text, or all), or the reused spec's.
+    top_items
+        With a public table and no ``items``: keep its most frequent items per subcategory.
+    subcategories
+        Attribute -> its released subcategory values (required with the uniform prior and
+        attributes; with a public table or a spec it restricts theirs).
+    prior_smoothing
+        α in ``[0, 1]``: ``q = (1 - α) q + α / n`` (α > 0 gives every item mass).
+    attributes_public, participation, seeded
+        Recorded in the manifest (see :class:`ReleaseSpec`).
+
+    Raises
+    ------
+    SpecError
+        Naming the config key: a domain that is not public (uniform prior without ``items``),
+        a listed subcategory absent from the public table, a subcategory without public mass
+        on its items, a reused spec for other attributes.
+    """
+    names = list(attributes) or [ALL]
+    eps = tuple(sorted(float(e) for e in epsilons))
+    wanted = {str(a): [str(v) for v in values] for a, values in (subcategories or {}).items()}
+    unknown = sorted(set(wanted) - set(names))
+    if unknown:
+        raise SpecError(
+            f"config key {key}.subcategories: {unknown} are not attributes of the table "
+            f"({list(attributes)})"
+        )
+    provenance: dict[str, Any] = {
+        "epsilons": "config",
+        "samples": "config",
+        "prior_smoothing": "config",
+    }
+    item_list = None if items is None else sorted({str(i) for i in items})
+    reused = isinstance(prior, Mapping) and "spec" in prior
+    if reused:
+        frame = _reused_domain(prior["spec"], key=key, names=names)
+        provenance["prior"] = {
+            "kind": "spec",
+            "path": str(prior["spec"]),
+            "sha256": spec_sha256(prior["spec"]),
+        }
+        if item_list is not None:
+            raise SpecError(
+                f"config key {key}.items: a reused spec fixes the domain (prior: {{spec: ...}}); "
+                "set items: null"
+            )
+        provenance["items"] = {"kind": "spec"}
+        provenance["subcategories"] = {"kind": "config" if wanted else "spec"}
+    elif isinstance(prior, Mapping):
+        frame = _public_table_domain(
+            prior, key=key, attributes=list(attributes), items=item_list, top_items=top_items
+        )
+        provenance["prior"] = {
+            "kind": "public table",
+            "path": str(prior["path"]),
+            "sha256": file_sha256(prior["path"]),
+            "columns": {k: prior.get(k) for k in ("user", "item", "count", "attributes")},
+        }
+        provenance["items"] = (
+            {"kind": "config", "values": len(item_list)}
+            if item_list is not None
+            else {"kind": "public table", "top_items": top_items, "ranked_by": "public count"}
+        )
+        provenance["subcategories"] = {"kind": "config" if wanted else "public table"}
+    elif prior == "uniform":
+        if item_list is None:
+            raise SpecError(
+                f"config key {key}.items: the item domain of a release must be public: list "
+                "the items, or give a public prior table (prior: {path: ...})"
+            )
+        missing = [a for a in names if a != ALL and a not in wanted]
+        if missing:
+            raise SpecError(
+                f"config key {key}.subcategories: the released subcategories must be public: "
+                f"list the values of {missing} (subcategories: {{{missing[0]}: [...]}}), or "
+                "give a public prior table (prior: {path: ...})"
+            )
+        frame = pl.DataFrame(
+            [
+                (attribute, sub, item, 1.0)
+                for attribute in names
+                for sub in (wanted.get(attribute) or [ALL])
+                for item in item_list
+            ],
+            schema={
+                "attribute": pl.String(),
+                "subcategory": pl.String(),
+                "item": pl.String(),
+                "mass": pl.Float64(),
+            },
+            orient="row",
+        )
+        provenance["prior"] = {"kind": "uniform"}
+        provenance["items"] = {"kind": "config", "values": len(item_list)}
+        provenance["subcategories"] = {"kind": "config" if wanted else "none (attributes: [])"}
+    else:
+        raise SpecError(
+            f"config key {key}.prior: {prior!r} is computed from the users being released; a "
+            "release needs a public prior: uniform (with items), a public table "
+            "{path, user, item, count, attributes} or an earlier spec {spec: <folder>}"
+        )
+    frame = _restrict_subcategories(frame, wanted, key=key)
+    mass = frame.group_by("attribute", "subcategory").agg(pl.col("mass").sum())
+    empty = mass.filter(~(pl.col("mass") > 0)).sort("attribute", "subcategory")
+    if empty.height:
+        attribute, sub, _ = empty.row(0)
+        raise SpecError(
+            f"config key {key}.prior: subcategory {attribute}={sub!r} has no public mass on its "
+            f"items ({empty.height} such subcategories); list other items or drop it"
+        )
+    domain = _ordered_domain(frame, prior_smoothing, normalise=not reused)
+    zero = domain.filter(pl.col("q") == 0).height
+    if zero:
+        log.warning(
+            "%s: %d items of the spec have q = 0 and are never released; users holding mass "
+            "there are counted in the release report (%s.prior_smoothing > 0 gives them mass)",
+            key,
+            zero,
+            key,
+        )
+    return ReleaseSpec(
+        name=name,
+        attributes=tuple(names),
+        domain=domain,
+        epsilons=eps,
+        samples=int(samples),
+        prior_smoothing=float(prior_smoothing),
+        attributes_public=bool(attributes_public),
+        participation=None if participation is None else dict(participation),
+        seeded=bool(seeded),
+        provenance=provenance,
+    )
+
+
+def _public_table_domain(
+    prior: Mapping[str, Any],
+    *,
+    key: str,
+    attributes: list[str],
+    items: list[str] | None,
+    top_items: int | None,
+) -> pl.DataFrame:
+    """``(attribute, subcategory, item, mass)`` of a public table."""
+    masses = pl.collect_all(public_prior_masses(prior, key=key, attributes=attributes, items=items))
+    frames = []
+    for name, frame in zip(attributes or [ALL], masses, strict=True):
+        frame = frame.with_columns(pl.col("subcategory").cast(pl.String))
+        if items is not None:
+            subs = frame.select("subcategory").unique()
+            grid = subs.join(pl.DataFrame({"item": items}), how="cross")
+            frame = grid.join(frame, on=["subcategory", "item"], how="left").with_columns(
+                pl.col("mass").fill_null(0.0)
+            )
+        else:
+            frame = frame.filter(pl.col("mass") > 0).sort(
+                ["subcategory", "mass", "item"], descending=[False, True, False]
+            )
+            if top_items is not None:
+                frame = frame.group_by("subcategory", maintain_order=True).head(top_items)
+        frames.append(frame.select(pl.lit(name).alias("attribute"), "subcategory", "item", "mass"))
+    return pl.concat(frames).cast(
+        {"attribute": pl.String, "subcategory": pl.String, "item": pl.String, "mass": pl.Float64}
+    )
+
+
+def _reused_domain(path: PathLike, *, key: str, names: list[str]) -> pl.DataFrame:
+    """``(attribute, subcategory, item, mass)`` of an earlier spec (its q as the mass)."""
+    try:
+        spec = read_spec(path)
+    except SpecError as exc:
+        raise SpecError(f"config key {key}.prior.spec: {exc}") from None
+    if list(spec.attributes) != names:
+        raise SpecError(
+            f"config key {key}.prior.spec: the spec {path} is for attributes "
+            f"{list(spec.attributes)}, this table has {names}"
+        )
+    return spec.domain.select("attribute", "subcategory", "item", pl.col("q").alias("mass"))
+
+
+def _restrict_subcategories(
+    frame: pl.DataFrame, wanted: Mapping[str, list[str]], *, key: str
+) -> pl.DataFrame:
+    """Keep only the listed subcategories of each attribute listed; a listed value without
+    rows is an error."""
+    for attribute, values in wanted.items():
+        present = set(frame.filter(pl.col("attribute") == attribute)["subcategory"].to_list())
+        missing = [v for v in values if v not in present]
+        if missing:
+            raise SpecError(
+                f"config key {key}.subcategories.{attribute}: {missing[:5]} not in the public "
+                f"prior ({len(missing)} listed values missing)"
+            )
+        frame = frame.filter(
+            (pl.col("attribute") != attribute) | pl.col("subcategory").is_in(values)
+        )
+    return frame
