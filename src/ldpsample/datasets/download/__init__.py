@@ -29,7 +29,6 @@ Kaggle CLI.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import logging
 import os
 import re
@@ -46,6 +45,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ldpsample.datasets.download.checksums import (
+    file_digest,
+    read_recorded_sha256,
+    record_hint,
+    record_sha256,
+)
+from ldpsample.datasets.download.errors import (
+    ChecksumError,
+    DownloadError,
+    KaggleUnavailableError,
+)
 from ldpsample.datasets.registry import (
     AVAZU_COMPETITION,
     DATASETS,
@@ -54,7 +64,7 @@ from ldpsample.datasets.registry import (
     dataset_folder,
     locate_dataset_files,
 )
-from ldpsample.pipeline.io import default_permissions, write_text
+from ldpsample.pipeline.io import default_permissions
 
 __all__ = [
     "AVAZU_COMPETITION",
@@ -92,87 +102,6 @@ MOVIELENS_ARCHIVES: dict[str, tuple[str, ...]] = {
 
 #: Data files that start with a header line (not counted as a row).
 _HEADER_ROLES = {("avazu", "train")}
-
-
-class DownloadError(RuntimeError):
-    """A download failed (network, HTTP status, truncated transfer)."""
-
-
-class ChecksumError(ValueError):
-    """A file's digest differs from the published or recorded one."""
-
-
-class KaggleUnavailableError(RuntimeError):
-    """The Kaggle CLI or the user's Kaggle credentials are missing, or the CLI failed."""
-
-
-# --------------------------------------------------------------------------------------------
-# digests
-# --------------------------------------------------------------------------------------------
-
-
-def file_digest(path: PathLike, algorithm: str = "sha256", *, chunk_size: int = 1 << 20) -> str:
-    """Hex digest of a file's bytes (``algorithm`` is any :mod:`hashlib` name)."""
-    digest = hashlib.new(algorithm)
-    with open(path, "rb") as handle:
-        while chunk := handle.read(chunk_size):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _sha256_record_path(path: Path) -> Path:
-    return path.with_name(path.name + ".sha256")
-
-
-def _read_recorded_sha256(path: Path) -> str | None:
-    record = _sha256_record_path(path)
-    if not record.exists():
-        return None
-    text = record.read_text(encoding="utf-8").split()
-    if not text or len(text[0]) != 64:
-        raise ChecksumError(f"{record}: not a sha256sum line: {record.read_text()!r:.200}")
-    return text[0].lower()
-
-
-def record_sha256(path: PathLike) -> str:
-    """Record ``path``'s sha256 in ``<path>.sha256`` or check it against an existing record.
-
-    Used for downloads without a published checksum (Kaggle, SNAP): the first download pins
-    the digest, every later one must match it.
-
-    Returns
-    -------
-    str
-        The sha256 of ``path``.
-
-    Raises
-    ------
-    ChecksumError
-        If a record exists and differs from the file's digest.
-    """
-    path = Path(path)
-    actual = file_digest(path, "sha256")
-    recorded = _read_recorded_sha256(path)
-    if recorded is None:
-        write_text(f"{actual}  {path.name}\n", _sha256_record_path(path))
-        log.info("recorded sha256 %s of %s in %s", actual, path, _sha256_record_path(path))
-    elif recorded != actual:
-        raise ChecksumError(
-            f"{path}: sha256 {actual} differs from the one recorded at the first download "
-            f"({recorded}); the file changed or is corrupted; {_record_hint(path)}"
-        )
-    return actual
-
-
-def _record_hint(path: Path, dataset: str | None = None) -> str:
-    """How to accept a new version of a file checked against its recorded sha256."""
-    record = _sha256_record_path(path)
-    key = f"downloads.{dataset}.sha256" if dataset else "downloads.<dataset>.sha256"
-    return (
-        f"the expected digest is the one recorded in {record}: if the new file is right (its "
-        f"source published a new version), delete {record} to download again and record the "
-        f"new digest, or set the config key {key} to it"
-    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -554,9 +483,9 @@ def _download_verified(
         download_file(url, dest, md5=md5, sha256=sha256, **options)
         return
     try:
-        download_file(url, dest, sha256=_read_recorded_sha256(dest), **options)
+        download_file(url, dest, sha256=read_recorded_sha256(dest), **options)
     except ChecksumError as exc:
-        raise ChecksumError(f"{exc}; {_record_hint(dest, dataset)}") from exc
+        raise ChecksumError(f"{exc}; {record_hint(dest, dataset)}") from exc
     record_sha256(dest)
 
 
