@@ -6,6 +6,7 @@ The closed forms are checked against three independent references: the cvxpy pro
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import numpy as np
@@ -14,6 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import brentq
 
+import ldpsample
+import ldpsample.mollifier as mollifier_package
 import ldpsample.mollifier.chunks as chunks_module
 import ldpsample.mollifier.kl as kl_module
 import ldpsample.mollifier.kl_normaliser as kl_normaliser_module
@@ -37,6 +40,18 @@ PUBLIC = (
 #: Examples for the tests that call cvxpy: a third of the profile's (20 by default, 200 with
 #: HYPOTHESIS_PROFILE=thorough), the closed-form-only tests use the profile's own number.
 CVXPY_EXAMPLES = max(10, settings.default.max_examples // 3)
+
+
+def test_public_names_keep_their_import_paths() -> None:
+    """The package split (issue 24) kept every import path: ``ldpsample.<name>`` (the lazy export
+    table) and ``ldpsample.mollifier.<name>`` are the one function of the module defining it."""
+    assert set(mollifier_package.__all__) == {"mollifier_bounds", *(f.__name__ for f in PUBLIC)}
+    for name in mollifier_package.__all__:
+        fn = getattr(mollifier_package, name)
+        assert getattr(ldpsample, name) is fn
+        assert fn.__module__.startswith("ldpsample.mollifier.")
+        assert getattr(importlib.import_module(fn.__module__), name) is fn
+
 
 # --------------------------------------------------------------------------------------------
 # helpers and strategies
