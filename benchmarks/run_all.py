@@ -45,7 +45,8 @@ Rows (``--only`` takes any of these names, several allowed):
   test count. Target < 5 min. Not run with ``--quick`` (it has no small size).
 
 ``--baseline <git revision>`` adds "before" lines: the library's ``minimax.py`` and
-``mollifier.py`` as of that revision, timed in the same process on the same inputs.
+mollifier (``mollifier.py``, a package ``mollifier/`` since issue 24) as of that revision, timed
+in the same process on the same inputs.
 ``--quick`` shrinks every size (for a smoke test; the ratios are then not the targets' sizes).
 To add a row, write a function ``row_<name>(quick) -> Row`` that returns :class:`Measure`
 entries, register it in :data:`ROWS` with :func:`register`, and give it a ``subject`` callable
@@ -66,6 +67,7 @@ import itertools
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -139,28 +141,56 @@ def register(name: str, subject: Callable[[bool], object]):
 def baseline(module: str):
     """``ldpsample.<module>`` as it was at ``--baseline <git revision>`` (None without one).
 
-    The file is read with ``git show`` and imported under another name, so the old and the
-    current code are timed side by side in the same process on the same inputs.
+    The module's file ``<module>.py``, or every ``.py`` file of its package folder ``<module>/``
+    (the mollifier is one since issue 24), is read with ``git show`` and imported under another
+    name, ``baseline_<module>``, so the old and the current code are timed side by side in the
+    same process on the same inputs. A package's imports of its own modules
+    (``ldpsample.<module>.x``) are renamed with it, so they load the old copies too.
     """
     import importlib.util
 
     rev = os.environ.get("RUN_ALL_BASELINE")
     if not rev:
         return None
-    source = subprocess.run(
-        ["git", "show", f"{rev}:src/ldpsample/{module}.py"],
-        cwd=HERE.parent,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    path = Path(tempfile.mkdtemp(prefix="run_all_baseline_")) / f"baseline_{module}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(f"baseline_{module}", path)
+    name = f"baseline_{module}"
+    folder = Path(tempfile.mkdtemp(prefix="run_all_baseline_"))
+    library = _git_tree(rev, "src/ldpsample")
+    if library.get(f"{module}.py") == "blob":
+        path = folder / f"{name}.py"
+        path.write_text(_git("show", f"{rev}:src/ldpsample/{module}.py"))
+        spec = importlib.util.spec_from_file_location(name, path)
+    elif library.get(module) == "tree":
+        package = folder / name
+        package.mkdir()
+        for file, kind in _git_tree(rev, f"src/ldpsample/{module}").items():
+            if kind == "blob" and file.endswith(".py"):
+                source = _git("show", f"{rev}:src/ldpsample/{module}/{file}")
+                (package / file).write_text(re.sub(rf"\bldpsample\.{module}\b", name, source))
+        spec = importlib.util.spec_from_file_location(
+            name, package / "__init__.py", submodule_search_locations=[str(package)]
+        )
+    else:
+        raise SystemExit(f"--baseline {rev}: no src/ldpsample/{module}.py or {module}/ there")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
     return mod
+
+
+def _git(*args: str) -> str:
+    """Standard output of ``git <args>`` in the project."""
+    return subprocess.run(
+        ["git", *args], cwd=HERE.parent, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def _git_tree(rev: str, folder: str) -> dict[str, str]:
+    """``{name: "blob" or "tree"}`` of ``folder``'s entries at ``rev``."""
+    entries = {}
+    for line in _git("ls-tree", f"{rev}:{folder}").splitlines():
+        info, entry = line.split("\t", 1)
+        entries[entry] = info.split()[1]
+    return entries
 
 
 def best_time(fn: Callable[[], object], repeats: int | None = None) -> float:
@@ -1063,7 +1093,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--baseline",
         metavar="GIT_REV",
-        help="also time the library's minimax.py / mollifier.py as of this revision ('before')",
+        help="also time the library's minimax.py / mollifier/ as of this revision ('before')",
     )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--memory", action="store_true", help=argparse.SUPPRESS)

@@ -5,8 +5,10 @@ notes live in one file)."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
+from pathlib import Path
 
 from _workflow import ROOT
 
@@ -56,3 +58,34 @@ def test_the_results_file_and_the_readme_hold_the_generated_table():
     readme = (ROOT / "README.md").read_text()
     for line in rows:
         assert line in readme, line
+
+
+def test_a_baseline_revision_loads_the_mollifier_package_as_it_was(tmp_path, monkeypatch):
+    """``--baseline <rev>`` times the mollifier as of ``<rev>``: since issue 24 a package whose
+    modules import each other, so each must run from ``<rev>``'s copy, none from the current
+    package (HEAD's copy is the same code, so the "before" line differs by nothing)."""
+    output = tmp_path / "results.md"
+    proc = _run_all("--quick", "--only", "kl-brentq", "--baseline", "HEAD", "--output", str(output))
+    assert proc.returncode == 0, proc.stderr
+    (before,) = [line for line in output.read_text().splitlines() if "before: " in line]
+    assert "relative_mollifier_kl at HEAD" in before and "diff vs now: 0.0e+00" in before
+
+    spec = importlib.util.spec_from_file_location("run_all_under_test", RUN_ALL)
+    run_all = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, run_all)  # its dataclasses look it up there
+    monkeypatch.setattr(sys, "path", list(sys.path))  # it puts benchmarks/ first
+    spec.loader.exec_module(run_all)
+    monkeypatch.setenv("RUN_ALL_BASELINE", "HEAD")
+    old = run_all.baseline("mollifier")
+    loaded = {
+        name: sys.modules.pop(name)
+        for name in list(sys.modules)
+        if name.split(".")[0] == "baseline_mollifier"
+    }
+    package = ROOT / "src" / "ldpsample" / "mollifier"
+    modules = {path.stem for path in package.glob("*.py")} - {"__init__"}
+    assert set(loaded) == {"baseline_mollifier", *(f"baseline_mollifier.{m}" for m in modules)}
+    assert not any(Path(m.__file__).is_relative_to(ROOT) for m in loaded.values())
+    prepare = old.relative_mollifier_kl.__globals__["_prepare"]
+    assert prepare is loaded["baseline_mollifier.bounds"]._prepare
+    assert prepare.__module__ == "baseline_mollifier.bounds"

@@ -6,6 +6,7 @@ The closed forms are checked against three independent references: the cvxpy pro
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import numpy as np
@@ -14,7 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import brentq
 
-import ldpsample.mollifier as mollifier_module
+import ldpsample
+import ldpsample.mollifier as mollifier_package
+import ldpsample.mollifier.chunks as chunks_module
+import ldpsample.mollifier.kl as kl_module
+import ldpsample.mollifier.kl_normaliser as kl_normaliser_module
 from ldpsample.divergences import KL, Divergence, f_divergence, tv_distance
 from ldpsample.mollifier import (
     mollifier_bounds,
@@ -35,6 +40,18 @@ PUBLIC = (
 #: Examples for the tests that call cvxpy: a third of the profile's (20 by default, 200 with
 #: HYPOTHESIS_PROFILE=thorough), the closed-form-only tests use the profile's own number.
 CVXPY_EXAMPLES = max(10, settings.default.max_examples // 3)
+
+
+def test_public_names_keep_their_import_paths() -> None:
+    """The package split (issue 24) kept every import path: ``ldpsample.<name>`` (the lazy export
+    table) and ``ldpsample.mollifier.<name>`` are the one function of the module defining it."""
+    assert set(mollifier_package.__all__) == {"mollifier_bounds", *(f.__name__ for f in PUBLIC)}
+    for name in mollifier_package.__all__:
+        fn = getattr(mollifier_package, name)
+        assert getattr(ldpsample, name) is fn
+        assert fn.__module__.startswith("ldpsample.mollifier.")
+        assert getattr(importlib.import_module(fn.__module__), name) is fn
+
 
 # --------------------------------------------------------------------------------------------
 # helpers and strategies
@@ -176,14 +193,14 @@ def test_kl_exact_with_tiny_masses_next_to_large_ones() -> None:
     q = np.array([0.05, 0.07, 0.08, 0.8])
     P = np.vstack([P, np.tile(q, (10, 1))])  # rows in M: finished at the first evaluation
     sizes = []
-    original = mollifier_module._h_exact
+    original = kl_normaliser_module._h_exact
 
     def spy(lam, P_rows, *args):
         sizes.append(P_rows.shape[0])
         return original(lam, P_rows, *args)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(mollifier_module, "_h_exact", spy)
+        mp.setattr(kl_normaliser_module, "_h_exact", spy)
         fast = relative_mollifier_kl(P, q, epsilon=0.5)
     assert max(sizes) == P.shape[0] and min(sizes) < P.shape[0]
     reference = np.array([bisection_kl(p, q, 0.5) for p in P])
@@ -242,7 +259,7 @@ def clip_instances(draw: st.DrawFn):
 @given(clip_instances())
 def test_kl_core_matches_bisection_on_general_bounds(instance) -> None:
     P, lower, upper = instance
-    Q = mollifier_module.kl_projection_rows(P, lower, upper, upper > 0)
+    Q = kl_module.kl_projection_rows(P, lower, upper, upper > 0)
     assert np.all(lower * (1 - 1e-12) <= Q) and np.all(upper * (1 + 1e-12) >= Q)
     np.testing.assert_allclose(Q.sum(axis=1), 1.0, rtol=0, atol=1e-12)
     for p, row in zip(P, Q, strict=True):
@@ -260,7 +277,7 @@ def test_kl_bisection_steps_give_the_same_projection(instance, newton_steps: int
     P, q, epsilon = instance
     expected = relative_mollifier_kl(P, q, epsilon=epsilon)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(mollifier_module, "_NEWTON_STEPS", newton_steps)
+        mp.setattr(kl_normaliser_module, "_NEWTON_STEPS", newton_steps)
         np.testing.assert_allclose(
             relative_mollifier_kl(P, q, epsilon=epsilon), expected, rtol=0, atol=1e-12
         )
@@ -293,9 +310,9 @@ def test_threads_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> No
     q = rng.dirichlet(np.ones(9))
     P = rng.dirichlet(np.full(9, 0.4), size=300)
     P[::7] = np.eye(9)[rng.integers(0, 9, size=P[::7].shape[0])]  # some degenerate rows
-    monkeypatch.setattr(mollifier_module, "_CHUNK_ELEMENTS", 90)  # 10 rows per chunk
+    monkeypatch.setattr(chunks_module, "_CHUNK_ELEMENTS", 90)  # 10 rows per chunk
     single = relative_mollifier_kl(P, q, epsilon=0.3)
-    monkeypatch.setattr(mollifier_module, "_THREADED_ELEMENTS", 1)
+    monkeypatch.setattr(kl_module, "_THREADED_ELEMENTS", 1)
     np.testing.assert_array_equal(relative_mollifier_kl(P, q, epsilon=0.3), single)
 
 
@@ -304,7 +321,7 @@ def test_chunks_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> Non
     q = rng.dirichlet(np.ones(7))
     P = rng.dirichlet(np.full(7, 0.5), size=50)
     whole = [f(P, q, epsilon=0.7) for f in FAST]
-    monkeypatch.setattr(mollifier_module, "_CHUNK_ELEMENTS", 20)  # 2 rows of 7 per chunk
+    monkeypatch.setattr(chunks_module, "_CHUNK_ELEMENTS", 20)  # 2 rows of 7 per chunk
     for f, expected in zip(FAST, whole, strict=True):
         np.testing.assert_array_equal(f(P, q, epsilon=0.7), expected)
 
@@ -576,8 +593,8 @@ def test_kl_does_not_depend_on_threads(monkeypatch: pytest.MonkeyPatch, threads)
     P = rng.dirichlet(np.full(9, 0.4), size=300)
     P[::7] = np.eye(9)[rng.integers(0, 9, size=P[::7].shape[0])]  # some degenerate rows
     expected = relative_mollifier_kl(P, q, epsilon=0.3, threads=1)
-    monkeypatch.setattr(mollifier_module, "_CHUNK_ELEMENTS", 90)  # 10 rows per chunk
-    monkeypatch.setattr(mollifier_module, "_THREADED_ELEMENTS", 1)
+    monkeypatch.setattr(chunks_module, "_CHUNK_ELEMENTS", 90)  # 10 rows per chunk
+    monkeypatch.setattr(kl_module, "_THREADED_ELEMENTS", 1)
     np.testing.assert_array_equal(
         relative_mollifier_kl(P, q, epsilon=0.3, threads=threads), expected
     )

@@ -287,6 +287,24 @@ def test_editing_a_script_reruns_its_rule(default_run, tmp_path):
         script.write_text(original)
 
 
+def test_editing_a_mollifier_module_reruns_the_stages_that_use_it(default_run):
+    """A rule lists the mollifier as the package folder "mollifier/" (issue 24 split the file):
+    an edit of any module in it, here the KL normaliser, re-runs the synthetic parts and the WPM
+    ring jobs (the KPM's clip-normaliser is the mollifier's KL core), not the theory risk."""
+    module = default_run / "src" / "ldpsample" / "mollifier" / "kl_normaliser.py"
+    original, times = module.read_text(), module.stat()
+    try:
+        module.write_text(original + "\n# an edit\n")
+        jobs = planned_jobs(default_run)
+    finally:
+        module.write_text(original)
+        os.utime(module, ns=(times.st_atime_ns, times.st_mtime_ns))  # the other tests' state
+    parts = len(CONFIG["synthetic"]["n"]) * len(CONFIG["synthetic"]["epsilons"])
+    assert jobs["synthetic_part"] == parts
+    assert jobs["wpm_ring_example"] == jobs["wpm_ring_convergence"] == 1
+    assert "theory_risk" not in jobs  # its library sources do not include the mollifier
+
+
 def test_report_carries_every_figure(default_run):
     snakemake(default_run, "--report", "report.html")
     html = (default_run / "report.html").read_text(errors="replace")

@@ -48,17 +48,17 @@ _EXPORTS: dict[str, str] = {
     "minimax_kernel": "ldpsample.minimax",
     "minimax_realized_epsilon": "ldpsample.audit",
     "minimax_risk": "ldpsample.minimax",
-    "mollifier_bounds": "ldpsample.mollifier",
-    "mollifier_projection": "ldpsample.mollifier",
-    "mollifier_tv_value": "ldpsample.mollifier",
+    "mollifier_bounds": "ldpsample.mollifier.bounds",
+    "mollifier_projection": "ldpsample.mollifier.cvxpy_reference",
+    "mollifier_tv_value": "ldpsample.mollifier.tv",
     "nonlinear_minimax": "ldpsample.baselines",
     "normalize": "ldpsample._validation",
     "point_mass_divergence": "ldpsample.divergences",
     "preserves_prior": "ldpsample.audit",
     "randomized_response": "ldpsample.baselines",
     "realized_epsilon": "ldpsample.audit",
-    "relative_mollifier_kl": "ldpsample.mollifier",
-    "relative_mollifier_tv": "ldpsample.mollifier",
+    "relative_mollifier_kl": "ldpsample.mollifier.kl",
+    "relative_mollifier_tv": "ldpsample.mollifier.tv",
     "release_minimax": "ldpsample.sampling",
     "sample_minimax_sparse": "ldpsample.minimax_sparse",
     "sample_categorical": "ldpsample.sampling",
@@ -159,11 +159,8 @@ if TYPE_CHECKING:  # static analysers see the eager imports
         minimax_divergences_sparse,
         sample_minimax_sparse,
     )
-    from ldpsample.mollifier import (
-        mollifier_bounds,
-        mollifier_projection,
-        mollifier_tv_value,
-        relative_mollifier_kl,
-        relative_mollifier_tv,
-    )
+    from ldpsample.mollifier.bounds import mollifier_bounds
+    from ldpsample.mollifier.cvxpy_reference import mollifier_projection
+    from ldpsample.mollifier.kl import relative_mollifier_kl
+    from ldpsample.mollifier.tv import mollifier_tv_value, relative_mollifier_tv
     from ldpsample.sampling import inverse_cdf, release_minimax, sample_categorical

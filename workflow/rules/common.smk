@@ -117,12 +117,22 @@ def get_epsilon_folders(epsilons):
 def get_library_sources(*modules):
     """Library modules a rule's result depends on, as inputs: editing one re-runs the rule.
 
-    (A script rule's code trigger sees only the script, not the library it imports.) Relative
-    to the working directory when the library is inside it (running from the project root):
-    Snakemake records each job's set of input paths, so absolute ones re-ran every job of a
-    project folder that was moved, renamed or restored elsewhere.
+    (A script rule's code trigger sees only the script, not the library it imports.) A name
+    ending in a slash, such as "mollifier/", stands for every module of that package folder, so
+    a module added to the package is covered without another edit. Relative to the working directory
+    when the library is inside it (running from the project root): Snakemake records each
+    job's set of input paths, so absolute ones re-ran every job of a project folder that was
+    moved, renamed or restored elsewhere.
     """
-    paths = [LIBRARY / module for module in modules]
+    paths = [
+        path
+        for module in modules
+        for path in (
+            (LIBRARY / module).glob("*.py")
+            if module.endswith("/")
+            else [LIBRARY / module]
+        )
+    ]
     cwd = Path.cwd()
     return sorted(
         os.path.relpath(path, cwd) if path.is_relative_to(cwd) else str(path)

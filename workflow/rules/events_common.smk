@@ -10,7 +10,7 @@ EVENTS_METRICS_CODE = (
     "events/metrics.py",
     "events/release.py",
     "minimax.py",
-    "mollifier.py",
+    "mollifier/",
     "baselines.py",
     "divergences.py",
     "sampling.py",

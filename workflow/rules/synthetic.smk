@@ -13,7 +13,7 @@ localrules:
 rule synthetic_part:
     input:
         code=get_library_sources(
-            "experiments/synthetic.py", "minimax.py", "mollifier.py", "divergences.py"
+            "experiments/synthetic.py", "minimax.py", "mollifier/", "divergences.py"
         ),
     output:
         values="results/synthetic/parts/n~{n}/eps~{eps}/values.parquet",

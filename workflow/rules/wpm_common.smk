@@ -12,12 +12,13 @@ def get_wpm_seed(stage, *keys):
 
 
 def get_wpm_library_sources(*modules):
-    """Library modules of a WPM stage plus the whole ldpsample.wasserstein package."""
+    """Library modules of a WPM stage plus the whole ldpsample.wasserstein package and the
+    mollifier package, whose KL core (mollifier/kl.py) is the KPM's clip-normaliser."""
     package = sorted(
         path.relative_to(LIBRARY).as_posix()
         for path in (LIBRARY / "wasserstein").glob("*.py")
     )
-    return get_library_sources(*modules, *package, "_validation.py")
+    return get_library_sources(*modules, *package, "mollifier/", "_validation.py")
 
 
 def get_wpm_epsilons(experiment, key="epsilons"):

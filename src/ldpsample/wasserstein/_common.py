@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ldpsample._types import FloatArray, IntArray
 from ldpsample._validation import SUM_TOLERANCE, _as_float_array, check_distributions
-from ldpsample.mollifier import kl_projection_rows
+from ldpsample.mollifier.kl import kl_projection_rows
 
 #: Rows handled at once by the clip-normaliser (bounds its memory at ~10 arrays of CHUNK x 2m).
 _CHUNK = 4096
@@ -112,7 +112,7 @@ def clip_normalize(P: ArrayLike, lower: ArrayLike, upper: ArrayLike) -> FloatArr
     in proportion to ``lower`` -- the limit of the projection of ``p + δ lower`` as ``δ -> 0``.
 
     This shares one implementation with :func:`ldpsample.mollifier.relative_mollifier_kl`
-    (the library-internal :func:`ldpsample.mollifier.kl_projection_rows`), whose bounds are
+    (the library-internal :func:`ldpsample.mollifier.kl.kl_projection_rows`), whose bounds are
     ``(e^{-ε/2} q, e^{ε/2} q)``.
 
     Parameters
