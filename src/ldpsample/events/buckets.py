@@ -505,7 +505,11 @@ def bucket_histograms(
     """
     activity_scope = options.get("activity_scope", "top_items")
     min_user_count = options.get("min_user_count", 0)
-    restrict = options.get("domain") is not None or options.get("top_items") is not None
+    restrict = (
+        bool(options.get("release"))
+        or options.get("domain") is not None
+        or options.get("top_items") is not None
+    )
     _, generated = _bucket_triples(_scan_bucket(files), options)
     hist_frames, user_frames, item_frames = {}, [], []
     for name, _triples, kept in generated:

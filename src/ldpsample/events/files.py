@@ -24,11 +24,19 @@ from __future__ import annotations
 
 import glob
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import unquote
 
-__all__ = ["TableFiles", "estimated_rows", "is_pattern", "list_table_files", "table_format"]
+__all__ = [
+    "ROWS_PER_BUCKET",
+    "TableFiles",
+    "auto_buckets",
+    "estimated_rows",
+    "is_pattern",
+    "list_table_files",
+    "table_format",
+]
 
 PathLike = str | os.PathLike[str]
 
@@ -41,6 +49,9 @@ _FORMATS = {
     ".tsv": "csv",
     ".txt": "csv",
 }
+#: Rows per bucket of ``buckets: auto`` (:func:`auto_buckets`): a bucket's histogram job held
+#: about 2.4 GB for 10 million rows of the generated benchmark table (docs/scale.md).
+ROWS_PER_BUCKET = 10_000_000
 #: Rough bytes per row of each format for the generated benchmark table's shape (an id pair
 #: and a category; the estimate that ``buckets: auto`` starts from, see :func:`estimated_rows`).
 BYTES_PER_ROW = {"parquet": 8.0, "csv": 24.0, "csv.gz": 8.0}
@@ -60,9 +71,9 @@ def _hidden(part: str) -> bool:
     return part.startswith((".", "_"))
 
 
-@dataclass(frozen=True)
-class TableFiles:
-    """The files of one table (its partitions), in order.
+class TableFiles(NamedTuple):
+    """The files of one table (its partitions), in order (a named tuple, not a dataclass: the
+    workflow loads this module by path, outside the package).
 
     Attributes
     ----------
@@ -80,7 +91,7 @@ class TableFiles:
     path: str
     files: tuple[str, ...]
     format: str
-    hive: tuple[dict[str, str], ...] = field(default=())
+    hive: tuple[dict[str, str], ...] = ()
 
     @property
     def hive_columns(self) -> list[str]:
@@ -166,7 +177,8 @@ def list_table_files(path: PathLike, *, key: str = "path") -> TableFiles:
             found += [
                 os.path.join(folder, n)
                 for n in names
-                if not _hidden(n) and table_format(n) is not None
+                # .txt only when named: a folder's notes are not table rows
+                if not _hidden(n) and table_format(n) is not None and not n.endswith(".txt")
             ]
         files = sorted(found, key=lambda f: Path(os.path.relpath(f, root)).parts)
         if not files:
@@ -213,3 +225,9 @@ def estimated_rows(files: TableFiles) -> int:
     """A rough row count from the files' sizes (:data:`BYTES_PER_ROW`), for choosing the
     number of buckets without reading the table."""
     return int(files.total_bytes() / BYTES_PER_ROW[files.format])
+
+
+def auto_buckets(files: TableFiles) -> int:
+    """The number of buckets of ``buckets: auto``: one per :data:`ROWS_PER_BUCKET` estimated
+    rows (:func:`estimated_rows`), at least 1."""
+    return max(1, -(-estimated_rows(files) // ROWS_PER_BUCKET))
