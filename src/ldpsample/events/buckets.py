@@ -219,22 +219,14 @@ def split_partition(
     where = files.files[0]
     prepared = _prepare(files, **opts)
     base, names = prepared.base, prepared.names
-    queries = list(prepared.small)
-    for name in names:
-        a = f"a:{name}"
-        part = base.filter(pl.col(a).is_not_null())
-        queries.append(part.group_by(a).agg(pl.len().cast(pl.Int64).alias("rows")))
-        if rank_rows:
-            queries.append(part.group_by(a, "item").agg(pl.col("rank").sum()))
     try:
-        with phase(log, f"{key}: checks, rows and ranking of {where}"):
-            results = pl.collect_all(queries, engine="streaming")
+        with phase(log, f"{key}: checks of {where}"):
+            results = pl.collect_all(prepared.small, engine="streaming")
     except pl.exceptions.PolarsError as exc:
         raise EventsTableError(
             f"{where}: cannot read the events table (config key {key}.path): "
             f"{type(exc).__name__}: {exc}"
         ) from exc
-    small = len(prepared.small)
     checks = {**results[0].row(0, named=True), "used": results[1].item()}
     if prepared.listed is not None:
         checks["listed_found"] = sorted(results[2]["item"].to_list())
@@ -248,49 +240,39 @@ def split_partition(
         on_null=options.get("on_null", "drop"),
         whole_table=False,
     )
-    per_name = 2 if rank_rows else 1
-    rows_frames, rank_frames = [], []
-    for index, name in enumerate(names):
-        a = f"a:{name}"
-        got = results[small + per_name * index : small + per_name * (index + 1)]
-        rows_frames.append(
-            got[0].select(
-                pl.lit(name).alias("attribute"),
-                pl.col(a).cast(pl.String).alias("subcategory"),
-                "rows",
-            )
-        )
-        if rank_rows:
-            rank_frames.append(
-                got[1].select(
-                    pl.lit(name).alias("attribute"),
-                    pl.col(a).cast(pl.String).alias("subcategory"),
-                    "item",
-                    "rank",
-                )
-            )
-    rows = (
-        pl.concat(rows_frames).cast(ROWS_SCHEMA)
-        if rows_frames
-        else pl.DataFrame(schema=ROWS_SCHEMA)
-    )
-    ranks = (
-        pl.concat(rank_frames).cast(RANK_SCHEMA)
-        if rank_frames
-        else pl.DataFrame(schema=RANK_SCHEMA)
-    )
     # The rows themselves, bucket by bucket: only the weights that are columns travel.
+    count = options.get("count") is not None
     columns = ["user", "item", *prepared.sums, *[f"a:{n}" for n in names]]
-    if options.get("count") is None:
+    if not count:
         columns.remove("count")
     stream = base.select(columns).with_columns(bucket_of(boundaries))
     schema = base.select(columns).collect_schema()
     empty = pl.DataFrame(schema=schema).to_arrow()
+    rank = pl.col("rank") if "rank" in columns else pl.col("count") if count else pl.lit(1.0)
+    rows_parts: list[pl.DataFrame] = []
+    rank_parts: list[pl.DataFrame] = []
     writers: dict[int, Any] = {}
     written = 0
     try:
         with phase(log, f"{key}: splitting {where} into {len(outputs)} buckets"):
             for batch in stream.collect_batches(chunk_size=BATCH_ROWS):
+                # rows per subcategory and the ranking's partial sums, batch by batch (grouped
+                # on the attribute's own type; text once summed)
+                for name in names:
+                    a = f"a:{name}"
+                    part = batch.lazy().filter(pl.col(a).is_not_null())
+                    sums = [part.group_by(a).agg(pl.len().alias("rows"))]
+                    if rank_rows:
+                        sums.append(
+                            part.with_columns(rank.alias("_rank"))
+                            .group_by(a, "item")
+                            .agg(pl.col("_rank").sum().alias("rank"))
+                        )
+                    got = pl.collect_all(sums, engine="streaming")
+                    label = [pl.lit(name).alias("attribute"), pl.col(a).alias("subcategory")]
+                    rows_parts.append(got[0].select(*label, "rows"))
+                    if rank_rows:
+                        rank_parts.append(got[1].select(*label, "item", "rank"))
                 for (bucket,), part in batch.partition_by(
                     "_bucket", as_dict=True, include_key=False
                 ).items():
@@ -316,7 +298,28 @@ def split_partition(
     log.info(
         "%s: %d rows of %d kept, into %d buckets", where, written, checks["rows"], len(writers)
     )
-    return Partials(checks, rows, ranks)
+    text = pl.col("subcategory").cast(pl.String)
+    rows = (
+        pl.concat(rows_parts, how="vertical_relaxed")
+        .with_columns(text)
+        .group_by("attribute", "subcategory")
+        .agg(pl.col("rows").sum())
+        if rows_parts
+        else pl.DataFrame(schema=ROWS_SCHEMA)
+    )
+    ranks = (
+        pl.concat(rank_parts, how="vertical_relaxed")
+        .with_columns(text)
+        .group_by("attribute", "subcategory", "item")
+        .agg(pl.col("rank").sum())
+        if rank_parts
+        else pl.DataFrame(schema=RANK_SCHEMA)
+    )
+    return Partials(
+        checks,
+        rows.cast(ROWS_SCHEMA).sort("attribute", "subcategory"),
+        ranks.cast(RANK_SCHEMA).sort("attribute", "subcategory", "item"),
+    )
 
 
 def _tmp(path: PathLike) -> str:
@@ -458,7 +461,8 @@ def _bucket_triples(lf: pl.LazyFrame, options: Mapping[str, Any]) -> tuple[list[
         for name in names:
             a = f"a:{name}"
             triples = triples_of(name)
-            if active is None:  # every row of the user (a null subcategory is a group too)
+            if active is None and min_user_count > 0:
+                # each user's total over all its rows (a null subcategory is a group too)
                 active = (
                     triples.group_by("user")
                     .agg(pl.col("activity").sum())
@@ -468,7 +472,9 @@ def _bucket_triples(lf: pl.LazyFrame, options: Mapping[str, Any]) -> tuple[list[
             triples = triples.filter(pl.col(a).is_not_null()).with_columns(
                 pl.col(a).cast(pl.String)
             )
-            yield name, triples, triples.join(active, on="user", how="semi")
+            # activity >= 0: a threshold of 0 keeps every user
+            kept = triples.join(active, on="user", how="semi") if min_user_count > 0 else triples
+            yield name, triples, kept
 
     return names, generate()
 

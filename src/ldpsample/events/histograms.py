@@ -420,7 +420,7 @@ def kept_histograms(
     subcategory's items (``activity_scope="top_items"``) and to positive counts."""
     a = f"a:{name}"
     hist = hist.rename({a: "subcategory"}).with_columns(pl.col("subcategory").cast(pl.String))
-    if activity_scope == "top_items":
+    if activity_scope == "top_items" and min_user_count > 0:  # activity >= 0 >= the threshold
         enough = (
             hist.group_by("subcategory", "user")
             .agg(pl.col("activity").sum())
@@ -555,11 +555,25 @@ def histogram_rows(name: str, hist: pl.DataFrame) -> pl.DataFrame:
     """:data:`HISTOGRAM_SCHEMA` rows of attribute ``name`` (``subcategory, user, item, count``
     in ``hist``), sorted by subcategory, user and item (a constant attribute key would cost a
     third of the sort)."""
-    return (
-        hist.select(pl.lit(name).alias("attribute"), "subcategory", "user", "item", "count")
-        .cast(HISTOGRAM_SCHEMA)
-        .sort("subcategory", "user", "item")
-    )
+    rows = hist.select(
+        pl.lit(name).alias("attribute"), "subcategory", "user", "item", "count"
+    ).cast(HISTOGRAM_SCHEMA)
+    return rows.sort(_sort_key(rows, ("subcategory", "user", "item")))
+
+
+def _sort_key(frame: pl.DataFrame, columns: Sequence[str]) -> pl.Expr | list[str]:
+    """What sorts ``frame`` by the text ``columns``, in order: one key of the values joined by
+    NUL bytes (a string compares as its bytes, and NUL is below every other byte, so the joined
+    keys order like the tuples: half the time of a sort on three columns), or the columns
+    themselves if a value holds a NUL byte."""
+    if (
+        frame.height == 0
+        or frame.select(
+            pl.any_horizontal(pl.col(*columns).str.contains("\x00", literal=True)).any()
+        ).item()
+    ):
+        return list(columns)
+    return pl.concat_str(list(columns), separator="\x00")
 
 
 def log_empty_result(histograms: pl.DataFrame, subcategories: pl.DataFrame, key: str) -> None:
