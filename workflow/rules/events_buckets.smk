@@ -12,6 +12,12 @@
 # the tables from the parts in the one-job order. Helpers: events_common.smk.
 
 
+# The merge of the partitions' checks, row counts and rankings reads small files only: it runs
+# on the submitting host (one SLURM wave less between the split and the histogram jobs).
+localrules:
+    events_tops,
+
+
 rule events_buckets:
     input:
         unpack(get_events_gate),
