@@ -41,7 +41,15 @@ ROWS_PER_FILE = 10_000_000
 ITEMS = 10_000
 SUBCATEGORIES = 20
 ROWS_PER_USER = 50
-WORKFLOW_PARTS = ("Snakefile", "environment.yml", "workflow", "scripts", "config", "profiles", "src")
+WORKFLOW_PARTS = (
+    "Snakefile",
+    "environment.yml",
+    "workflow",
+    "scripts",
+    "config",
+    "profiles",
+    "src",
+)
 
 
 def table_folder(rows: int, data: Path = DATA) -> Path:
@@ -147,7 +155,9 @@ def _job_stats(workdir: Path) -> tuple[dict[str, float], dict[str, float], dict[
     return peaks, seconds, jobs
 
 
-def run(rows: int, *, data: Path = DATA, buckets: int | str = "auto", keep: bool = False) -> ScaleRun:
+def run(
+    rows: int, *, data: Path = DATA, buckets: int | str = "auto", keep: bool = False
+) -> ScaleRun:
     """The generated table of ``rows`` rows through Snakemake on 2 cores (see the module)."""
     import yaml
 
