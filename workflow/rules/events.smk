@@ -56,7 +56,7 @@ rule events_spec:
 
 rule events_roster:
     input:
-        data=lambda wildcards: get_events_config(wildcards.name)["path"],
+        data=lambda wildcards: get_events_files(wildcards.name),
         code=get_library_sources(*EVENTS_HISTOGRAM_CODE),
     output:
         roster=f"{EVENTS_RESULTS}/{{name}}/work/roster.parquet",

@@ -86,7 +86,7 @@ def get_events_public_inputs(name):
     if "spec" in prior:
         spec = Path(prior["spec"])
         return [str(spec if spec.suffix == ".json" else spec / "manifest.json")]
-    return [prior["path"]]
+    return get_events_table_files(prior["path"])
 
 
 def get_events_inputs(wildcards):
@@ -109,11 +109,15 @@ def get_events_table(path):
     return EVENTS_FILES.list_table_files(path)
 
 
-def get_events_files(name):
-    """The events table's files, in order (its partitions)."""
-    path = get_events_config(name)["path"]
+def get_events_table_files(path):
+    """The files of a table path, in order ([path] for one another rule makes)."""
     table = get_events_table(path)
     return [path] if table is None else list(table.files)
+
+
+def get_events_files(name):
+    """The events table's files, in order (its partitions)."""
+    return get_events_table_files(get_events_config(name)["path"])
 
 
 def get_events_buckets(name):
