@@ -139,10 +139,11 @@ def bucket_boundaries(
         raise ValueError(f"buckets must be >= 1, got {buckets!r}")
     files = table_files(source, key=f"{key}.path")
     every = max(1, estimated_rows(files) // SAMPLE_ROWS)
-    lf = scan_events(files, [(user, f"{key}.user")], key=f"{key}.path", strings=[user])
+    # the ids in their own type (text from a CSV) until sampled: only the sample is cast
+    lf = scan_events(files, [(user, f"{key}.user")], key=f"{key}.path", text=[user])
     with phase(log, f"{key}: sampling every {every}th user id of {files.path}"):
         sample = (
-            lf.select(pl.col(user).gather_every(every).drop_nulls().alias("user"))
+            lf.select(pl.col(user).gather_every(every).drop_nulls().cast(pl.String).alias("user"))
             .collect(engine="streaming")["user"]
             .sort()
         )
