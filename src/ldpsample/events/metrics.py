@@ -236,79 +236,38 @@ def evaluate_attribute(
     per_user: dict[float, list[pl.DataFrame]] = {eps: [] for eps in eps_list}
     audit = []
     parts = rows.partition_by("subcategory", as_dict=True, maintain_order=True)
+    subcategories = sorted(key for (key,) in parts)
     pool = ThreadPoolExecutor(workers) if workers > 1 else None
+    # Enough subcategories: each thread takes whole ones (building a matrix is half the work);
+    # else each subcategory's chunks of users run side by side.
+    by_subcategory = pool is not None and len(subcategories) >= 2 * workers
+    evaluate = functools.partial(
+        _evaluate_subcategory,
+        parts=parts,
+        priors=priors,
+        name=name,
+        attribute=attribute,
+        prior=prior,
+        eps_list=eps_list,
+        methods=methods,
+        schema=schema,
+        make_kernel=make_kernel,
+        chunk_users=chunk_users,
+        workers=workers,
+        pool=None if by_subcategory else pool,
+    )
     try:
-        for (subcategory,) in _progress(
-            sorted(parts), desc=f"{attribute} subcategories", enabled=progress
+        results = (
+            pool.map(evaluate, subcategories)
+            if by_subcategory
+            else (evaluate(s) for s in subcategories)
+        )
+        for frames, rows_audit in _progress(
+            results, desc=f"{attribute} subcategories", total=len(subcategories), enabled=progress
         ):
-            table = None
-            if prior in TABLE_PRIORS:
-                table = priors.filter(
-                    (pl.col("attribute") == attribute) & (pl.col("subcategory") == subcategory)
-                )
-            given = table["item"] if prior in ("spec", "given") else None
-            user_series, item_series, sub = _subcategory(parts[(subcategory,)], given)
-            n_users, n = user_series.len(), item_series.len()
-            if prior in ("spec", "given"):
-                q = table["q"].to_numpy()
-            elif prior == "table":
-                lookup = dict(zip(table["item"].to_list(), table["q"].to_list(), strict=True))
-                q = np.array([lookup.get(i, 0.0) for i in item_series.to_list()], dtype=float)
-            elif sub.P is not None:
-                q = _prior(prior, sub.P, sub.counts)
-            else:
-                q = _sparse_prior(prior, sub.indptr, sub.indices, sub.data, n)
-            chunks = _user_chunks(n_users, chunk_users if sub.P is not None else sub.chunk, workers)
-            for eps in eps_list:
-                what = f"events.{name}, {attribute}={subcategory!r}, epsilon={eps!r}"
-                K_minimax = make_kernel(q, epsilon=eps) if "minimax" in methods else None
-                if K_minimax is not None:
-                    realized = _release.audit_kernel(
-                        K_minimax, epsilon=eps, what=f"{what}, minimax kernel"
-                    )
-                    audit.append((attribute, subcategory, eps, "minimax", n, realized))
-                if "randomized_response" in methods:
-                    realized = _release.check_realized(
-                        randomized_response_realized_epsilon(n, epsilon=eps),
-                        epsilon=eps,
-                        what=f"{what}, randomized_response kernel",
-                    )
-                    audit.append((attribute, subcategory, eps, "randomized_response", n, realized))
-
-                work = functools.partial(
-                    _chunk_values, sub, q=q, K_minimax=K_minimax, eps=eps, methods=methods
-                )
-                done = _in_order(pool, work, chunks)
-                columns = {
-                    c: (np.concatenate([d[c] for d in done]) if done else np.empty(0))
-                    for c in list(schema)[4:]
-                }
-                for column, v in columns.items():
-                    if np.isnan(v).any():
-                        raise ValueError(f"{what}: {column} gave NaN")
-                per_user[eps].append(
-                    pl.DataFrame(
-                        {
-                            "epsilon": np.full(n_users, eps),
-                            "attribute": pl.repeat(attribute, n_users, dtype=pl.String, eager=True),
-                            "subcategory": pl.repeat(
-                                subcategory, n_users, dtype=pl.String, eager=True
-                            ),
-                            "user": user_series.alias("user"),
-                            **columns,
-                        },
-                        schema=schema,
-                    )
-                )
-            log.info(
-                "%s=%s: %d users, %d items%s, ε %s",
-                attribute,
-                subcategory,
-                n_users,
-                n,
-                "" if sub.P is not None else " (sparse)",
-                eps_list,
-            )
+            for eps, frame in zip(eps_list, frames, strict=True):
+                per_user[eps].append(frame)
+            audit += rows_audit
     finally:
         if pool is not None:
             pool.shutdown()
@@ -318,6 +277,95 @@ def evaluate_attribute(
             "attribute", "subcategory", "epsilon", "kernel"
         ),
     )
+
+
+def _evaluate_subcategory(
+    subcategory: str,
+    *,
+    parts: dict[tuple[str], pl.DataFrame],
+    priors: pl.DataFrame | None,
+    name: str,
+    attribute: str,
+    prior: str,
+    eps_list: list[float],
+    methods: list[str],
+    schema: dict[str, pl.DataType],
+    make_kernel: Callable[..., object],
+    chunk_users: int,
+    workers: int,
+    pool: ThreadPoolExecutor | None,
+) -> tuple[list[pl.DataFrame], list[tuple]]:
+    """One subcategory of :func:`evaluate_attribute`: its per-user frame of every ε (in order)
+    and its audit rows; chunks of users on ``pool`` if given."""
+    table = None
+    if prior in TABLE_PRIORS:
+        table = priors.filter(
+            (pl.col("attribute") == attribute) & (pl.col("subcategory") == subcategory)
+        )
+    given = table["item"] if prior in ("spec", "given") else None
+    user_series, item_series, sub = _subcategory(parts[(subcategory,)], given)
+    n_users, n = user_series.len(), item_series.len()
+    if prior in ("spec", "given"):
+        q = table["q"].to_numpy()
+    elif prior == "table":
+        lookup = dict(zip(table["item"].to_list(), table["q"].to_list(), strict=True))
+        q = np.array([lookup.get(i, 0.0) for i in item_series.to_list()], dtype=float)
+    elif sub.P is not None:
+        q = _prior(prior, sub.P, sub.counts)
+    else:
+        q = _sparse_prior(prior, sub.indptr, sub.indices, sub.data, n)
+    chunks = _user_chunks(
+        n_users,
+        chunk_users if sub.P is not None else sub.chunk,
+        workers if pool is not None else 1,
+    )
+    frames, audit = [], []
+    for eps in eps_list:
+        what = f"events.{name}, {attribute}={subcategory!r}, epsilon={eps!r}"
+        K_minimax = make_kernel(q, epsilon=eps) if "minimax" in methods else None
+        if K_minimax is not None:
+            realized = _release.audit_kernel(K_minimax, epsilon=eps, what=f"{what}, minimax kernel")
+            audit.append((attribute, subcategory, eps, "minimax", n, realized))
+        if "randomized_response" in methods:
+            realized = _release.check_realized(
+                randomized_response_realized_epsilon(n, epsilon=eps),
+                epsilon=eps,
+                what=f"{what}, randomized_response kernel",
+            )
+            audit.append((attribute, subcategory, eps, "randomized_response", n, realized))
+        work = functools.partial(
+            _chunk_values, sub, q=q, K_minimax=K_minimax, eps=eps, methods=methods
+        )
+        done = _in_order(pool, work, chunks)
+        columns = {
+            c: (np.concatenate([d[c] for d in done]) if done else np.empty(0))
+            for c in list(schema)[4:]
+        }
+        for column, v in columns.items():
+            if np.isnan(v).any():
+                raise ValueError(f"{what}: {column} gave NaN")
+        frames.append(
+            pl.DataFrame(
+                {
+                    "epsilon": np.full(n_users, eps),
+                    "attribute": pl.repeat(attribute, n_users, dtype=pl.String, eager=True),
+                    "subcategory": pl.repeat(subcategory, n_users, dtype=pl.String, eager=True),
+                    "user": user_series.alias("user"),
+                    **columns,
+                },
+                schema=schema,
+            )
+        )
+    log.info(
+        "%s=%s: %d users, %d items%s, ε %s",
+        attribute,
+        subcategory,
+        n_users,
+        n,
+        "" if sub.P is not None else " (sparse)",
+        eps_list,
+    )
+    return frames, audit
 
 
 @dataclass(frozen=True)
