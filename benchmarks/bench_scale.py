@@ -22,16 +22,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+from run_all import _timed_run
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -127,17 +125,12 @@ class ScaleRun:
         return self.rows / self.histogram_seconds
 
 
-def _timed(cmd: list[str], cwd: Path) -> tuple[float, float, str]:
-    with tempfile.TemporaryFile("w+") as out:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        seconds = time.perf_counter() - start
-        out.seek(0)
-        text = out.read()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed in {cwd}:\n{text[-4000:]}")
-    return seconds, usage.ru_maxrss / 1024, text
+def copy_project(dest: Path) -> Path:
+    """A copy of what a clone holds of the workflow in ``dest`` (no results or state)."""
+    for part in WORKFLOW_PARTS:
+        source = ROOT / part
+        (shutil.copytree if source.is_dir() else shutil.copy2)(source, dest / part)
+    return dest
 
 
 def _job_stats(workdir: Path) -> tuple[dict[str, float], dict[str, float], dict[str, int]]:
@@ -164,17 +157,15 @@ def run(
     folder = generate(rows, data=data)
     work = Path(tempfile.mkdtemp(prefix="bench_scale_"))
     try:
-        for part in WORKFLOW_PARTS:
-            source = ROOT / part
-            (shutil.copytree if source.is_dir() else shutil.copy2)(source, work / part)
+        copy_project(work)
         overlay = {"events": {"scale": events_entry(str(folder), buckets)}}
         (work / "config" / "scale.yaml").write_text(yaml.safe_dump(overlay))
         snakemake = [sys.executable, "-m", "snakemake", "--configfile", "config/scale.yaml"]
         # the histogram phase: every job up to the priors of each attribute
-        first, first_peak, _ = _timed(
+        first, first_peak, _ = _timed_run(
             [*snakemake, "--cores", "2", "--until", "events_priors", "events_histograms"], work
         )
-        rest, rest_peak, _ = _timed([*snakemake, "--cores", "2"], work)
+        rest, rest_peak, _ = _timed_run([*snakemake, "--cores", "2"], work)
         peaks, seconds, jobs = _job_stats(work)
         layout = json.loads((folder / "done.json").read_text())
         used = buckets

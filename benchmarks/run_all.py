@@ -860,20 +860,11 @@ def row_avazu_stage(quick: bool) -> Row:
         f"Avazu stage through Snakemake, generated log of {rows:,} rows, parquet present, "
         "`--cores 2`",
     )
+    from bench_scale import copy_project
+
     work = Path(tempfile.mkdtemp(prefix="run_all_avazu_stage_"))
     try:
-        for part in (
-            "Snakefile",
-            "environment.yml",
-            "workflow",
-            "scripts",
-            "config",
-            "profiles",
-            "src",
-        ):
-            source = HERE.parent / part
-            copy = shutil.copytree if source.is_dir() else shutil.copy2
-            copy(source, work / part)
+        copy_project(work)
         off = ("synthetic", "theory", "movielens", "wpm_ring", "wpm_movielens", "wpm_gowalla")
         overlay = {
             "experiments": {**{name: False for name in off}, "avazu": True},

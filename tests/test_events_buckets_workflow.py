@@ -13,24 +13,10 @@ import re
 import numpy as np
 import polars as pl
 import pytest
-from _workflow import copy_workflow, planned_jobs, snakemake, write_config
+from _workflow import OTHERS_OFF, copy_workflow, planned_jobs, snakemake, write_config
 
 pytestmark = pytest.mark.workflow
 
-OTHERS_OFF = {
-    "experiments": {
-        k: False
-        for k in (
-            "synthetic",
-            "theory",
-            "movielens",
-            "avazu",
-            "wpm_ring",
-            "wpm_movielens",
-            "wpm_gowalla",
-        )
-    }
-}
 COUNTRIES = ["de", "fr", "it"]
 TABLES = ("max_tv.csv", "max_kl.csv", "summary.csv", "subcategories.csv", "tradeoff.csv")
 

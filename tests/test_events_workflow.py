@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 import pytest
 from _workflow import (
+    OTHERS_OFF,
     ROOT,
     SHARED_DATA,
     copy_workflow,
@@ -32,20 +33,6 @@ from ldpsample import kl_divergence, minimax_kernel, randomized_response, tv_dis
 
 pytestmark = pytest.mark.workflow
 
-OTHERS_OFF = {
-    "experiments": {
-        k: False
-        for k in (
-            "synthetic",
-            "theory",
-            "movielens",
-            "avazu",
-            "wpm_ring",
-            "wpm_movielens",
-            "wpm_gowalla",
-        )
-    }
-}
 ALL_METHODS = ["minimax", "mollifier_tv", "mollifier_kl", "randomized_response"]
 
 
