@@ -75,6 +75,7 @@ ENTRIES = {
     # the reference: one file, one histogram and one metrics job per attribute
     "one": entry("data/events.parquet", 1),
     "folder": entry("data/parts", 3),
+    "glob-one-job": entry("data/parts/part-*.parquet", 1),  # the one-job rules read every file
     "csv-glob": entry("data/csv/part-*.csv", 2),
     "hive": entry("data/hive", 4),
     "global-one": entry("data/events.parquet", 1, **GLOBAL),
@@ -126,6 +127,7 @@ def results(wd, name):
     ("name", "reference"),
     [
         ("folder", "one"),
+        ("glob-one-job", "one"),
         ("csv-glob", "one"),
         ("hive", "one"),
         ("global-parts", "global-one"),
