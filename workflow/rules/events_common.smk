@@ -289,6 +289,7 @@ def get_events_roster_params(name):
     entry = get_events_config(name)
     return dict(
         key=f"events.{name}",
+        path=entry["path"],
         user=entry["user"],
         exclude_users=sorted(str(u) for u in entry["exclude_users"]),
         on_null=entry["on_null"],
