@@ -39,6 +39,17 @@ Rows (``--only`` takes any of these names, several allowed):
   present; peak memory is the largest process of that run (``ru_maxrss`` of the Snakemake
   process's waited-for descendants, from ``wait4``), and the note names each rule's largest
   job (its ``logs/benchmarks/`` files). Target < 60 s and < 2 GB per job on 2 cores;
+* ``events-scale-1e7``, ``events-scale-1e8``, ``events-scale-4e8``: the events stage through
+  Snakemake (``--cores 2``, ``buckets: auto``) on the generated table of issue 22 at 10^7,
+  10^8 and 4 x 10^8 rows (``bench_scale.py``: N/50 users, 10^4 items with Zipf popularity, one
+  attribute of 20 subcategories, zstd parquet files of 10^7 rows), ε 1 and 4, minimax and
+  mollifier_tv: the whole stage and its histogram phase (target >= 0.9 M rows/s), each run's
+  largest process (target < 4 GiB per job); the larger sizes run the 10^7-row table again for
+  the ratio to linear time (target <= 1.2x);
+* ``events-metrics-threads``: :func:`ldpsample.events.evaluate_attribute` on one bucket of the
+  10^8-row table with ``threads=2`` and ``threads=1`` (target >= 1.7x);
+* ``events-sparse-1e6x1e5``: the evaluation of ``sparse-1e6x1e5``'s users through
+  ``evaluate_attribute`` (the sparse path of a metrics job), target < 60 s;
 * ``test-command``: the README's test command (``CI=true bash .ci/run``: a new venv, ``pip
   install -e '.[test]'``, pytest) on a fresh clone of the committed HEAD in a folder beside the
   project (so ``../shared`` resolves), as CI runs it; the note has pytest's own time and the
@@ -879,20 +890,11 @@ def row_avazu_stage(quick: bool) -> Row:
         f"Avazu stage through Snakemake, generated log of {rows:,} rows, parquet present, "
         "`--cores 2`",
     )
+    from bench_scale import copy_project
+
     work = Path(tempfile.mkdtemp(prefix="run_all_avazu_stage_"))
     try:
-        for part in (
-            "Snakefile",
-            "environment.yml",
-            "workflow",
-            "scripts",
-            "config",
-            "profiles",
-            "src",
-        ):
-            source = HERE.parent / part
-            copy = shutil.copytree if source.is_dir() else shutil.copy2
-            copy(source, work / part)
+        copy_project(work)
         off = ("synthetic", "theory", "movielens", "wpm_ring", "wpm_movielens", "wpm_gowalla")
         overlay = {
             "experiments": {**{name: False for name in off}, "avazu": True},
@@ -922,6 +924,239 @@ def row_avazu_stage(quick: bool) -> Row:
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    return row
+
+
+def _scale_rows(size: str, quick: bool) -> int:
+    rows = {"1e7": 10_000_000, "1e8": 100_000_000, "4e8": 400_000_000}[size]
+    return rows // 100 if quick else rows
+
+
+def _scale_note(run) -> str:
+    """A bench_scale run's layout, phases, rates and each rule's largest job."""
+    largest = ", ".join(f"{rule} {mb:,.0f}" for rule, mb in sorted(run.job_peaks_mb.items()))
+    jobs = sum(run.jobs.values())
+    return (
+        f"{run.files} files, {run.buckets} buckets, {jobs} jobs; histogram phase "
+        f"{run.histogram_seconds:,.1f} s ({run.rows_per_second / 1e6:.2f} M rows/s, largest "
+        f"process {run.histogram_peak_mib:,.0f} MiB), metrics and tables {run.rest_seconds:,.1f} s "
+        f"(largest process {run.rest_peak_mib:,.0f} MiB); largest job by rule (MB): {largest}"
+    )
+
+
+def _scale_row(size: str, quick: bool) -> Row:
+    """The generated events table of issue 22 (bench_scale.py), partitioned, through Snakemake
+    on 2 cores with ``buckets: auto``; beside a larger size, the 10^7-row table again in the
+    same process, for the ratio to linear time."""
+    import bench_scale
+
+    rows = _scale_rows(size, quick)
+    row = Row(
+        f"events-scale-{size}",
+        f"events stage through Snakemake, generated table of {rows:,} rows (N/50 users, 10^4 "
+        "items, 20 subcategories; zstd parquet files), `buckets: auto`, `--cores 2`",
+    )
+    start = time.perf_counter()
+    bench_scale.generate(rows)
+    generated = time.perf_counter() - start
+    run = bench_scale.run(rows)
+    subject = "the events stage (histograms, metrics at ε 1 and 4, tables)"
+    largest = max(run.histogram_peak_mib, run.rest_peak_mib)
+    row.measures.append(
+        Measure(
+            subject,
+            run.seconds,
+            f"{_scale_note(run)}; largest process {largest:,.0f} MiB (target < 4 GiB per job)",
+        )
+    )
+    row.measures.append(
+        Measure(
+            "its histogram phase (split, buckets, merges, bucket histograms, priors)",
+            run.histogram_seconds,
+            f"{run.rows_per_second / 1e6:.2f} M rows/s (target >= 0.9 M rows/s on 2 cores)",
+            limit=rows / 0.9e6,
+        )
+    )
+    if size != "1e7":
+        base_rows = _scale_rows("1e7", quick)
+        bench_scale.generate(base_rows)
+        base = bench_scale.run(base_rows)
+        factor = rows // base_rows
+        row.measures.append(
+            Measure(
+                f"{factor} x the {base_rows:,}-row table's stage (linear time)",
+                factor * base.seconds,
+                f"that run: {base.seconds:,.1f} s; {_scale_note(base)}",
+                ratio_of=subject,
+                slowdown=True,
+                target=1.2,
+            )
+        )
+    row.measures.append(
+        Measure("generating the table (input, not timed above)", generated, "once per size")
+    )
+    return row
+
+
+@register("events-scale-1e7", _in_own_processes)
+def row_events_scale_1e7(quick: bool) -> Row:
+    return _scale_row("1e7", quick)
+
+
+@register("events-scale-1e8", _in_own_processes)
+def row_events_scale_1e8(quick: bool) -> Row:
+    return _scale_row("1e8", quick)
+
+
+@register("events-scale-4e8", _in_own_processes)
+def row_events_scale_4e8(quick: bool) -> Row:
+    return _scale_row("4e8", quick)
+
+
+def _metrics_threads_input(quick: bool):
+    """One bucket's histograms of the generated table (its first of 8 buckets at 10^8 rows:
+    about 12.5 million rows, as a bucket of ``buckets: auto``), built once."""
+    import bench_scale
+    import polars as pl
+
+    rows = _scale_rows("1e8", quick)
+    path = bench_scale.DATA / f"metrics_bucket_{rows}.parquet"
+    if not path.exists():
+        from ldpsample.events.buckets import histograms_in_buckets
+
+        folder = bench_scale.generate(rows)
+        options = {
+            "key": "events.scale",
+            **{k: v for k, v in bench_scale.events_entry(str(folder)).items() if k in _HIST},
+            "min_user_count": 0,
+            "min_users": 1,
+        }
+        work = Path(tempfile.mkdtemp(prefix="run_all_metrics_"))
+        try:
+            got = histograms_in_buckets(folder, buckets=8, workdir=work, options=options)
+            hist = pl.read_parquet(got.histograms[0])
+            got.priors.write_parquet(path.with_suffix(".priors.parquet"))
+            hist.write_parquet(path)
+        finally:
+            import shutil
+
+            shutil.rmtree(work, ignore_errors=True)
+    return pl.read_parquet(path), pl.read_parquet(path.with_suffix(".priors.parquet"))
+
+
+_HIST = ("user", "item", "attributes", "top_items")
+
+
+def _metrics_threads_subject(quick: bool) -> object:
+    from ldpsample.events import evaluate_attribute
+
+    hist, priors = _metrics_threads_input(quick)
+    return evaluate_attribute(hist, priors, threads=2, **_METRICS)
+
+
+_METRICS = dict(
+    name="scale",
+    attribute="category",
+    prior="given",
+    epsilons=[1, 4],
+    methods=["minimax", "mollifier_tv"],
+)
+
+
+@register("events-metrics-threads", _metrics_threads_subject)
+def row_events_metrics_threads(quick: bool) -> Row:
+    from ldpsample.events import evaluate_attribute
+
+    hist, priors = _metrics_threads_input(quick)
+    users = hist.select("subcategory", "user").unique().height
+    row = Row(
+        "events-metrics-threads",
+        f"evaluate_attribute on one bucket of the generated 10^8-row table: {hist.height:,} "
+        f"histogram rows, {users:,} (subcategory, user) pairs, 20 subcategories x 100 items; ε 1 "
+        "and 4, minimax and mollifier_tv",
+    )
+    two = evaluate_attribute(hist, priors, threads=2, **_METRICS)
+    one = evaluate_attribute(hist, priors, threads=1, **_METRICS)
+    same = two.per_user.equals(one.per_user) and two.audit.equals(one.audit)
+    row.measures = [
+        Measure(
+            "threads=2 (users in chunks on 2 threads)",
+            best_time(lambda: evaluate_attribute(hist, priors, threads=2, **_METRICS), 3),
+            f"best of 3; results equal to threads=1: {'yes' if same else 'NO'}",
+        ),
+        Measure(
+            "threads=1",
+            best_time(lambda: evaluate_attribute(hist, priors, threads=1, **_METRICS), 3),
+            "best of 3",
+            ratio_of="threads=2 (users in chunks on 2 threads)",
+            target=1.7,
+        ),
+    ]
+    return row
+
+
+def _sparse_evaluation_input(quick: bool):
+    """The sparse-catalogue row's users (``_sparse_users``) as events histograms: one
+    attribute, 4 subcategories, text ids."""
+    import polars as pl
+
+    indptr, indices, counts, bounds = _sparse_users(quick)
+    users = indptr.size - 1
+    user_index = np.repeat(np.arange(users), np.diff(indptr))
+    subcategory = np.searchsorted(bounds, user_index, side="right") - 1
+    return pl.DataFrame(
+        {
+            "attribute": "a",
+            "subcategory": pl.Series(subcategory).cast(pl.String),
+            "user": pl.Series(user_index).cast(pl.String).str.zfill(7),
+            "item": pl.Series(indices).cast(pl.String).str.zfill(6),
+            "count": counts,
+        }
+    )
+
+
+def _sparse_evaluation(hist) -> object:
+    from ldpsample.events import evaluate_attribute
+
+    return evaluate_attribute(
+        hist,
+        None,
+        name="sparse",
+        attribute="a",
+        prior="pooled",
+        epsilons=list(_SPARSE_EPSILONS),
+        methods=["minimax"],
+        threads=2,
+    )
+
+
+def _sparse_evaluation_subject(quick: bool) -> object:
+    return _sparse_evaluation(_sparse_evaluation_input(quick))
+
+
+@register("events-sparse-1e6x1e5", _sparse_evaluation_subject)
+def row_events_sparse(quick: bool) -> Row:
+    users, n = _sparse_sizes(quick)
+    start = time.perf_counter()
+    hist = _sparse_evaluation_input(quick)
+    generated = time.perf_counter() - start
+    result = _sparse_evaluation(hist)
+    tv, kl = result.per_user["tv_minimax"].max(), result.per_user["kl_minimax"].max()
+    row = Row(
+        "events-sparse-1e6x1e5",
+        f"the evaluation of a sparse catalogue (evaluate_attribute, as a metrics job): {users:,} "
+        f"users, {n:,} items, {hist.height:,} histogram rows (sparse-1e6x1e5's users), 4 "
+        "subcategories, pooled prior, minimax TV and KL per user, ε 1 and 4, 2 threads",
+    )
+    row.measures = [
+        Measure(
+            "evaluate_attribute (sparse: no users x items matrix)",
+            best_time(lambda: _sparse_evaluation(hist), 3),
+            f"best of 3; {result.audit.height} kernels audited; largest TV {tv:.4f}, KL {kl:.3f}",
+            limit=60,
+        ),
+        Measure("building the histograms (input, not timed above)", generated),
+    ]
     return row
 
 

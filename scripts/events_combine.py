@@ -1,5 +1,6 @@
-"""Events dataset: the evaluation tables from the per-attribute parts (worst cases, summary,
-the trade-off against ε, kernel audit re-checked) (ldpsample.events.tables)."""
+"""Events dataset: the evaluation tables from the per-attribute parts, or the (attribute,
+bucket) parts of a table in buckets, read as streams (worst cases, summary, the trade-off against
+ε, kernel audit re-checked) (ldpsample.events.tables)."""
 
 from typing import TYPE_CHECKING
 
@@ -13,25 +14,40 @@ if TYPE_CHECKING:
     from snakemake.script import snakemake
 
 log = start(snakemake)
-per_user = tables.concat_attribute_parts([pl.read_parquet(p) for p in snakemake.input.per_user])
-audit = pl.concat([pl.read_parquet(p) for p in snakemake.input.audit]).sort(
-    "attribute", "subcategory", "epsilon", "kernel"
-)
+layout = snakemake.params.layout
+audit = pl.concat([pl.read_parquet(p) for p in snakemake.input.audit])
+if layout["buckets"] > 1:  # every bucket audited the same kernels
+    audit = tables.check_audit_parts(audit)
+else:
+    audit = audit.sort("attribute", "subcategory", "epsilon", "kernel")
 tables.check_audit(audit)
 subcategories = pl.concat([pl.read_parquet(p) for p in snakemake.input.subcategories]).sort(
     "attribute", "status", "subcategory"
 )
 write_csv(subcategories, snakemake.output.subcategories)
+if layout["buckets"] > 1:
+    # (attribute, bucket) parts, read as streams: no job holds the whole per-user table
+    parts = list(snakemake.input.per_user)
+    rows = tables.write_per_user_parts(
+        [(a, b, path) for (a, b), path in zip(layout["parts"], parts, strict=True)],
+        snakemake.output.per_user,
+    )
+    per_user = pl.scan_parquet(parts)
+    tradeoff = tables.tradeoff_table(parts)
+else:
+    per_user = tables.concat_attribute_parts([pl.read_parquet(p) for p in snakemake.input.per_user])
+    rows = per_user.height
+    write_parquet(per_user, snakemake.output.per_user)
+    tradeoff = tables.tradeoff_table(per_user)
 max_tv, max_kl = tables.max_table(per_user, "tv"), tables.max_table(per_user, "kl")
-write_parquet(per_user, snakemake.output.per_user)
 write_csv(max_tv, snakemake.output.max_tv)
 write_csv(max_kl, snakemake.output.max_kl)
 write_csv(tables.summary(max_tv, max_kl), snakemake.output.summary)
-write_csv(tables.tradeoff_table(per_user), snakemake.output.tradeoff)
+write_csv(tradeoff, snakemake.output.tradeoff)
 write_csv(audit, snakemake.output.audit)
 log.info(
     "%d per-user rows, %d kernels audited (max realised ε - ε = %s)",
-    per_user.height,
+    rows,
     audit.height,
     (audit["realized_epsilon"] - audit["epsilon"]).max(),
 )

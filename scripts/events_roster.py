@@ -11,8 +11,9 @@ if TYPE_CHECKING:
     from snakemake.script import snakemake
 
 log = start(snakemake)
-try:
-    users = event_users(snakemake.input.data, **snakemake.params.options)
+options = dict(snakemake.params.options)
+try:  # the table's path: one file, or a folder or glob of them (its files are the inputs)
+    users = event_users(options.pop("path"), **options)
 except (OSError, ValueError) as exc:
     log.error("%s", exc)  # the first line names the file, config key and value
     raise

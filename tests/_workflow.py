@@ -47,6 +47,19 @@ def need_shared_data(*parts: str) -> Path:
     return SHARED_DATA
 
 
+#: Every experiment toggle of config/config.yaml.
+EXPERIMENTS = (
+    "synthetic",
+    "theory",
+    "movielens",
+    "avazu",
+    "wpm_ring",
+    "wpm_movielens",
+    "wpm_gowalla",
+)
+#: Config changes that turn every experiment off (an events-only run).
+OTHERS_OFF = {"experiments": dict.fromkeys(EXPERIMENTS, False)}
+
 WORKFLOW_PARTS = (
     "Snakefile",
     "environment.yml",

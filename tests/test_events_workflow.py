@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 import pytest
 from _workflow import (
+    OTHERS_OFF,
     ROOT,
     SHARED_DATA,
     copy_workflow,
@@ -32,20 +33,6 @@ from ldpsample import kl_divergence, minimax_kernel, randomized_response, tv_dis
 
 pytestmark = pytest.mark.workflow
 
-OTHERS_OFF = {
-    "experiments": {
-        k: False
-        for k in (
-            "synthetic",
-            "theory",
-            "movielens",
-            "avazu",
-            "wpm_ring",
-            "wpm_movielens",
-            "wpm_gowalla",
-        )
-    }
-}
 ALL_METHODS = ["minimax", "mollifier_tv", "mollifier_kl", "randomized_response"]
 
 
@@ -248,11 +235,12 @@ def test_events_outputs_and_values(formats_run, suffix):
     assert (base / "tradeoff.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not (base / "work/attribute~country/per_user.parquet").exists()  # temp part removed
     # Each job's polars pool is its `threads:` (common.smk exports POLARS_MAX_THREADS), not one
-    # thread per core: these rules declare 1.
+    # thread per core: histogram jobs declare 1, metrics jobs 2 (users in chunks side by side).
     logs = sorted((workdir / "logs").glob(f"events_*/{name}/*.log"))
     assert {p.parent.parent.name for p in logs} >= {"events_histograms", "events_metrics"}
     for log in logs:
-        assert "threads 1; polars thread pool 1\n" in log.read_text(), log
+        threads = 2 if log.parent.parent.name == "events_metrics" else 1
+        assert f"threads {threads}; polars thread pool {threads}\n" in log.read_text(), log
 
 
 def test_events_no_attributes_uniform_prior_and_disabled_entry(workdir):

@@ -14,26 +14,20 @@ import numpy as np
 import polars as pl
 import pytest
 import yaml
-from _workflow import ROOT, copy_workflow, need_shared_data, result_files, snakemake, write_config
+from _workflow import (
+    OTHERS_OFF,
+    ROOT,
+    copy_workflow,
+    need_shared_data,
+    result_files,
+    snakemake,
+    write_config,
+)
 
 from ldpsample import epsilon_lower_bound, minimax_kernel, tv_distance
 
 pytestmark = pytest.mark.workflow
 
-OTHERS_OFF = {
-    "experiments": {
-        k: False
-        for k in (
-            "synthetic",
-            "theory",
-            "movielens",
-            "avazu",
-            "wpm_ring",
-            "wpm_movielens",
-            "wpm_gowalla",
-        )
-    }
-}
 COUNTRIES, DEVICES, ITEMS = ["de", "fr", "it"], ["phone", "tablet"], [f"i{k}" for k in range(6)]
 PUBLIC_PRIOR = dict(
     path="data/public.parquet",

@@ -10,7 +10,8 @@ runs CONFIG through the user profile ``profiles/slurm`` plus the CI overlay
 
 (a) every non-local job ran as a SLURM job: one ``sacct`` row per submitted job, found by the
     run's job name (the plugin passes its run UUID as ``--job-name``), state COMPLETED;
-(b) every file under results/ is identical to a local run of the same config;
+(b) every file under results/ is identical to a local run of the same config, the tables of a
+    partitioned events table evaluated in buckets by the map/reduce jobs among them;
 (c) a failing job fails the run, the output names its logs and the log holds the error, and
     re-running the same command resumes: only the failed job is submitted again and no
     finished output is rewritten.
@@ -29,6 +30,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import polars as pl
 import pytest
 import slurm_session
 import yaml
@@ -42,7 +45,25 @@ LOCAL_SLURM = slurm_session.LOCAL_SLURM
 CONFIG = {
     "experiments": {"synthetic": True, "theory": True},
     "synthetic": {"n": [20], "epsilons": [2, 8], "runs": 2, "grid_size": 10},
+    # A partitioned events table (two parquet files, EVENTS_FILES) in two buckets of users: the
+    # map/reduce jobs of workflow/rules/events_buckets.smk, each a SLURM job.
+    "events": {
+        "partitioned": {
+            "path": "data/events",
+            "user": "user_id",
+            "item": "item_id",
+            "count": "n",
+            "attributes": ["country"],
+            "prior": "user_mean",
+            "top_items": 4,
+            "epsilons": [1, 4],
+            "methods": ["minimax", "mollifier_tv"],
+            "buckets": 2,
+        }
+    },
 }
+#: Files of the events table: (name, seed) of each partition.
+EVENTS_FILES = (("part-0.parquet", 0), ("part-1.parquet", 1))
 # Test (c) makes the job of one wildcard combination fail by appending a raise to its script.
 FAILING = {
     "rule": "synthetic_part",
@@ -212,16 +233,36 @@ class Run:
     started: float  # time.time() when the run began
 
 
-def _prepare(workdir: Path) -> str:
-    """A fresh copy of the workflow with CONFIG; returns the config file to pass.
+def _prepare(workdir: Path, *, events: bool = True) -> str:
+    """A fresh copy of the workflow with CONFIG (without its events table unless ``events``);
+    returns the config file to pass.
 
     Experiments that CONFIG does not name are switched off, so that a stage enabled in the
     default config later does not silently make this test bigger (or need downloads).
     """
     copy_workflow(workdir)
+    (workdir / "data" / "events").mkdir(parents=True)
+    for name, seed in EVENTS_FILES:
+        _events_part(seed).write_parquet(workdir / "data" / "events" / name)
     default = yaml.safe_load((workdir / "config" / "config.yaml").read_text())
     experiments = {name: False for name in default["experiments"]} | CONFIG["experiments"]
-    return write_config(workdir, "slurm_test", {**CONFIG, "experiments": experiments})
+    config = {**CONFIG, "experiments": experiments}
+    if not events:
+        config["events"] = {}
+    return write_config(workdir, "slurm_test", config)
+
+
+def _events_part(seed: int) -> pl.DataFrame:
+    """One partition of the events table: 300 events of 40 users (users span both files)."""
+    rng = np.random.default_rng(seed)
+    return pl.DataFrame(
+        {
+            "user_id": [f"u{u:02d}" for u in rng.integers(0, 40, 300)],
+            "item_id": [f"i{i}" for i in rng.integers(0, 6, 300)],
+            "n": rng.integers(1, 4, 300).astype(float),
+            "country": rng.choice(["de", "fr"], 300).tolist(),
+        }
+    )
 
 
 def _run_on_slurm(workdir: Path, configfile: str, *, check: bool = True) -> Run:
@@ -307,6 +348,11 @@ def test_every_cluster_job_ran_as_a_slurm_job(slurm_run):
     cluster_jobs = Counter({rule: n for (rule, where), n in headers.items() if where == "cluster"})
     syn = CONFIG["synthetic"]
     assert cluster_jobs["synthetic_part"] == len(syn["n"]) * len(syn["epsilons"]), run.output
+    # the events table's map/reduce jobs: one split per file, one histogram job per bucket
+    buckets = CONFIG["events"]["partitioned"]["buckets"]
+    assert cluster_jobs["events_split"] == len(EVENTS_FILES), run.output
+    assert cluster_jobs["events_bucket_histograms"] == buckets, run.output
+    assert cluster_jobs["events_bucket_metrics"] == buckets, run.output
     # ... each cluster job through one sbatch call ...
     submitted = _submitted(run.output)
     assert Counter(submitted.values()) == cluster_jobs, run.output
@@ -345,7 +391,7 @@ def _error_logs(output: str, rule: str) -> tuple[list[str], str]:
 @pytest.mark.slurm
 def test_a_failed_job_names_its_log_and_a_rerun_resumes(slurm_cluster, local_run, tmp_path):
     workdir = tmp_path / "failing"
-    configfile = _prepare(workdir)
+    configfile = _prepare(workdir, events=False)  # the events DAG's six waves add nothing here
     script = workdir / FAILING["script"]
     original, mtime = script.read_text(), script.stat().st_mtime_ns
     script.write_text(
@@ -379,4 +425,5 @@ def test_a_failed_job_names_its_log_and_a_rerun_resumes(slurm_cluster, local_run
     assert [row["State"] for row in _sacct(resumed).values()] == ["COMPLETED"]
     rewritten = [name for name, ns in finished.items() if (workdir / name).stat().st_mtime_ns != ns]
     assert rewritten == [], resumed.output
-    assert result_differences(local_run, workdir) == []
+    without_events = [d for d in result_differences(local_run, workdir) if "/events/" not in d]
+    assert without_events == []

@@ -10,7 +10,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ldpsample._types import FloatArray
-from ldpsample._validation import check_distribution, check_distributions, check_epsilon
+from ldpsample._validation import (
+    check_distribution,
+    check_distributions,
+    check_epsilon,
+    check_integer,
+)
+from ldpsample.baselines import _rr_weights
 from ldpsample.divergences import DivergenceLike, point_mass_divergence
 from ldpsample.minimax import MinimaxKernel
 
@@ -18,6 +24,7 @@ __all__ = [
     "check_kernel",
     "minimax_realized_epsilon",
     "preserves_prior",
+    "randomized_response_realized_epsilon",
     "realized_epsilon",
     "worst_case_divergence",
 ]
@@ -62,6 +69,24 @@ def realized_epsilon(K: ArrayLike) -> float:
     float
     """
     return _realized_epsilon(_as_kernel(K))
+
+
+def randomized_response_realized_epsilon(n: int, *, epsilon: float) -> float:
+    """Realised ε of n-ary randomized response from its two entries, in O(1).
+
+    Every column of :func:`ldpsample.randomized_response` holds the diagonal entry once and the
+    off-diagonal entry ``n - 1`` times, the weights :func:`ldpsample.baselines.linear_minimax`
+    applies: the dense audit's ``max_j log(max_i K_ij / min_i K_ij)`` is the same expression on
+    these two numbers, so this returns exactly what :func:`realized_epsilon` of the dense kernel
+    does (tests/test_audit.py), without an n x n matrix.
+    """
+    eps = check_epsilon(epsilon)
+    size = check_integer(n, name="n", minimum=1)
+    diagonal, off = _rr_weights(size, eps)
+    if size == 1:
+        return _epsilon_of_columns(np.array([diagonal]), np.array([diagonal]))
+    high, low = max(diagonal, off), min(diagonal, off)
+    return _epsilon_of_columns(np.array([high]), np.array([low]))
 
 
 def _kernel_arrays(kernel: object) -> tuple[FloatArray, FloatArray, FloatArray]:

@@ -56,7 +56,7 @@ def randomized_response(n: int, *, epsilon: float) -> FloatArray:
     return K
 
 
-def linear_minimax(P: ArrayLike, *, epsilon: float) -> FloatArray:
+def linear_minimax(P: ArrayLike, *, epsilon: float, check_input: bool = True) -> FloatArray:
     """``P @ RR`` for randomized response ``RR``, without forming ``RR``.
 
     ``(pRR)_j = ((e^ε - 1) p_j + sum_i p_i) / (e^ε + n - 1)``: the optimal linear sampler without
@@ -68,14 +68,19 @@ def linear_minimax(P: ArrayLike, *, epsilon: float) -> FloatArray:
         Distributions, shape ``(users, n)`` or ``(n,)``.
     epsilon
         Privacy parameter ε >= 0.
+    check_input
+        Validate ``P`` (finite, non-negative, rows summing to 1); ``False`` checks only its
+        shape, for distributions the caller has checked. The result is the same.
 
     Returns
     -------
     numpy.ndarray
-        Same shape as ``P``.
+        Same shape as ``P``; each row depends on that row of ``P`` only (elementwise, no
+        matrix product whose blocking could change a row's last bits with the batch). Equal to
+        ``P @ randomized_response(n, epsilon=epsilon)`` within rounding (1e-15, tested).
     """
     eps = check_epsilon(epsilon)
-    P_arr = check_distributions(P, name="P")
+    P_arr = check_distributions(P, name="P", check_values=check_input)
     n = P_arr.shape[-1]
     diagonal, off = _rr_weights(n, eps)
     out = P_arr * (diagonal - off)

@@ -14,12 +14,17 @@
 # output as ancient(): changing the budget re-checks it but does not re-run (re-draw, re-spend)
 # a release; events_publish reads the ledger and budget from that output.
 #
+# A large table (events.<name>.buckets > 1, or auto) runs the map/reduce rules of
+# events_buckets.smk instead of events_histograms and events_metrics, with the same results;
+# {name} of each layout's rules matches only its tables.
+#
 # The stage's helpers live beside it in events_common.smk (snakemake --lint flags rules and
 # functions in one file); they use format_epsilon / get_epsilon_folders / get_library_sources
 # from common.smk.
 
 
 include: "events_common.smk"
+include: "events_buckets.smk"
 
 
 localrules:
@@ -51,7 +56,7 @@ rule events_spec:
 
 rule events_roster:
     input:
-        data=lambda wildcards: get_events_config(wildcards.name)["path"],
+        data=lambda wildcards: get_events_files(wildcards.name),
         code=get_library_sources(*EVENTS_HISTOGRAM_CODE),
     output:
         roster=f"{EVENTS_RESULTS}/{{name}}/work/roster.parquet",
@@ -104,7 +109,7 @@ rule events_histograms:
     benchmark:
         "logs/benchmarks/events_histograms/{name}/attribute~{attribute}.tsv"
     wildcard_constraints:
-        name=EVENTS_NAME_PATTERN,
+        name=get_events_name_pattern(False),
         attribute=r"[^/]+",
     conda:
         CONDA_ENV
@@ -135,11 +140,11 @@ rule events_metrics:
     benchmark:
         "logs/benchmarks/events_metrics/{name}/attribute~{attribute}.tsv"
     wildcard_constraints:
-        name=EVENTS_NAME_PATTERN,
+        name=get_events_name_pattern(False),
         attribute=r"[^/]+",
     conda:
         CONDA_ENV
-    threads: 1
+    threads: 2
     resources:
         mem_mb=4000,
         runtime=60,
@@ -210,6 +215,8 @@ rule events_combine:
         name=EVENTS_NAME_PATTERN,
     conda:
         CONDA_ENV
+    params:
+        layout=lambda wildcards: get_events_combine_params(wildcards.name),
     script:
         "../../scripts/events_combine.py"
 

@@ -8,6 +8,8 @@ EVENTS_NAME_PATTERN = CONFIG_CHECK.EVENTS_NAME_PATTERN
 EVENTS_HISTOGRAM_CODE = ("events/table.py", "events/histograms.py")
 EVENTS_METRICS_CODE = (
     "events/metrics.py",
+    "events/priors.py",
+    "minimax_sparse.py",
     "events/release.py",
     "minimax.py",
     "mollifier/",
@@ -17,6 +19,16 @@ EVENTS_METRICS_CODE = (
     "audit.py",
 )
 EVENTS_TABLE_CODE = ("events/tables.py",)
+# The map/reduce steps of a table evaluated in buckets (events_buckets.smk).
+EVENTS_BUCKET_CODE = (
+    "events/files.py",
+    "events/table.py",
+    "events/histograms.py",
+    "events/buckets.py",
+)
+EVENTS_PRIOR_CODE = (*EVENTS_BUCKET_CODE, "events/priors.py")
+# A table's files (events.<name>.path: a file, a folder, a glob; stdlib only, loaded by path).
+EVENTS_FILES = load_library_module("ldpsample_events_files", "events/files.py")
 # A publication's spec (public inputs only) and its draws, budget check and ledger.
 EVENTS_SPEC_CODE = (
     "publish/spec.py",
@@ -79,17 +91,137 @@ def get_events_public_inputs(name):
     if "spec" in prior:
         spec = Path(prior["spec"])
         return [str(spec if spec.suffix == ".json" else spec / "manifest.json")]
-    return [prior["path"]]
+    return get_events_table_files(prior["path"])
 
 
 def get_events_inputs(wildcards):
-    """The histogram job's inputs: the events table and, for evaluation with a table prior,
-    the public table; a release's histograms read its spec instead (get_events_spec_input).
+    """The histogram job's inputs: the events table's files and, for evaluation with a table
+    prior, the public table's; a release's histograms read its spec instead
+    (get_events_spec_input).
     """
     name = wildcards.name
     if is_events_release(name):
-        return [get_events_config(name)["path"]]
-    return [get_events_config(name)["path"], *get_events_public_inputs(name)]
+        return get_events_files(name)
+    return [*get_events_files(name), *get_events_public_inputs(name)]
+
+
+@functools.cache
+def get_events_table(path):
+    """The files of a table path (a file, folder or glob: EVENTS_FILES.list_table_files); None
+    for a path under results/ that another rule makes (then it is one file)."""
+    if str(path).startswith("results/"):
+        return None
+    return EVENTS_FILES.list_table_files(path)
+
+
+def get_events_table_files(path):
+    """The files of a table path, in order ([path] for one another rule makes)."""
+    table = get_events_table(path)
+    return [path] if table is None else list(table.files)
+
+
+def get_events_files(name):
+    """The events table's files, in order (its partitions)."""
+    return get_events_table_files(get_events_config(name)["path"])
+
+
+def get_events_buckets(name):
+    """events.<name>.buckets: auto is one bucket per EVENTS_FILES.ROWS_PER_BUCKET estimated
+    rows (1 for a table another rule makes); 1 runs the one-job rules."""
+    buckets = get_events_config(name).get("buckets", "auto")
+    if buckets != "auto":
+        return int(buckets)
+    table = get_events_table(get_events_config(name)["path"])
+    return 1 if table is None else EVENTS_FILES.auto_buckets(table)
+
+
+def is_events_bucketed(name):
+    """Whether events.<name> runs the map/reduce rules (more than one bucket)."""
+    return get_events_buckets(name) > 1
+
+
+def get_events_name_pattern(bucketed):
+    """Constraint of {name} for the rules of one layout: the enabled names with (bucketed) or
+    without buckets; a pattern matching nothing when there are none."""
+    names = [n for n in get_events_datasets() if is_events_bucketed(n) == bucketed]
+    return "|".join(re.escape(n) for n in names) if names else "(?!)"
+
+
+def get_events_partitions(name):
+    """Indices of the events table's files (the {part} wildcard of events_split)."""
+    return list(range(len(get_events_files(name))))
+
+
+def get_events_split(name):
+    """Every partition's split folder (its bucket files, checks, rows and ranking)."""
+    return expand(
+        f"{get_events_work(name)}/split/part~{{part}}", part=get_events_partitions(name)
+    )
+
+
+def get_events_bucket_files(name, table):
+    """One file of every bucket, in bucket order (histograms, users, items, ranks)."""
+    return expand(
+        f"{get_events_work(name)}/bucket~{{bucket}}/{table}.parquet",
+        bucket=range(get_events_buckets(name)),
+    )
+
+
+def get_events_ranks_need_activity(name):
+    """Whether the item ranking is summed per bucket (global activity filter first) rather
+    than per partition (ldpsample.events.buckets.ranks_need_activity)."""
+    entry = get_events_config(name)
+    return (
+        not is_events_release(name)
+        and entry["top_items"] is not None
+        and entry["activity_scope"] == "global"
+        and entry["min_user_count"] > 0
+    )
+
+
+def get_events_tops_inputs(wildcards):
+    """The merge of the partitions: their split folders and, where the ranking needs each
+    user's activity, every bucket's ranking partial sums."""
+    name = wildcards.name
+    inputs = {"split": get_events_split(name)}
+    if get_events_ranks_need_activity(name):
+        inputs["ranks"] = get_events_bucket_files(name, "ranks")
+    if is_events_release(name):
+        inputs["domain"] = get_events_spec_files(name)["domain"]
+    return inputs
+
+
+def get_events_priors_inputs(wildcards):
+    """An attribute's reduce step: every bucket's kept users and items, the bucket histograms
+    for a user_mean prior, the public table or the spec's domain."""
+    name = wildcards.name
+    inputs = {
+        "users": get_events_bucket_files(name, "users"),
+        "item_sets": get_events_bucket_files(name, "items"),
+        "rows": f"{get_events_work(name)}/merge/rows.parquet",
+        "checks": f"{get_events_work(name)}/merge/checks.json",
+        "public": get_events_public_inputs(name) if not is_events_release(name) else [],
+    }
+    if get_events_prior_kind(name) == "user_mean":
+        inputs["histograms"] = get_events_bucket_files(name, "histograms")
+    if is_events_release(name):
+        inputs["domain"] = get_events_spec_files(name)["domain"]
+    return inputs
+
+
+def get_events_bucket_params(name):
+    """What the map/reduce steps of events.<name> use: the histogram options of every
+    attribute (build_event_histograms' keywords), the buckets and where the ranking is summed.
+    """
+    entry = get_events_config(name)
+    options = get_events_histogram_params(name, None)
+    options.update(
+        attributes=list(entry["attributes"]),
+        buckets=get_events_buckets(name),
+        rank_rows=not get_events_ranks_need_activity(name),
+        release=is_events_release(name),
+    )
+    return options
 
 
 def get_events_work(name):
@@ -171,6 +303,7 @@ def get_events_roster_params(name):
     entry = get_events_config(name)
     return dict(
         key=f"events.{name}",
+        path=entry["path"],
         user=entry["user"],
         exclude_users=sorted(str(u) for u in entry["exclude_users"]),
         on_null=entry["on_null"],
@@ -193,7 +326,7 @@ def get_events_histogram_params(name, attribute):
     """
     entry = get_events_config(name)
     prior = entry["prior"]
-    attributes = [] if not entry["attributes"] else [attribute]
+    attributes = [] if not entry["attributes"] or attribute is None else [attribute]
     if is_events_release(
         name
     ):  # the spec's domain and q replace the data-derived choices
@@ -201,7 +334,8 @@ def get_events_histogram_params(name, attribute):
     elif not isinstance(prior, str):
         index = list(entry["attributes"]).index(attribute) if attributes else None
         prior = dict(sorted(prior.items()))
-        prior["attributes"] = [] if index is None else [prior["attributes"][index]]
+        if attribute is not None:
+            prior["attributes"] = [] if index is None else [prior["attributes"][index]]
     return dict(
         key=f"events.{name}",
         path=entry["path"],
@@ -238,9 +372,35 @@ def get_events_metrics_params(name):
 
 
 def get_events_parts(name, table):
+    """Per-attribute parts (histograms, per_user, audit, subcategories); with buckets,
+    histograms per bucket and per_user and audit per (attribute, bucket), in that order.
+    """
+    work = get_events_work(name)
+    if is_events_bucketed(name) and table == "histograms":
+        return get_events_bucket_files(name, "histograms")
+    if is_events_bucketed(name) and table in ("per_user", "audit"):
+        return expand(
+            f"{work}/attribute~{{attribute}}/bucket~{{bucket}}/{table}.parquet",
+            attribute=get_events_attributes(name),
+            bucket=range(get_events_buckets(name)),
+        )
     return expand(
-        f"{EVENTS_RESULTS}/{name}/work/attribute~{{attribute}}/{table}.parquet",
+        f"{work}/attribute~{{attribute}}/{table}.parquet",
         attribute=get_events_attributes(name),
+    )
+
+
+def get_events_combine_params(name):
+    """The combine job's layout: per_user parts of (attribute, bucket) with buckets."""
+    if not is_events_bucketed(name):
+        return dict(buckets=1, parts=[])
+    return dict(
+        buckets=get_events_buckets(name),
+        parts=[
+            [attribute, bucket]
+            for attribute in get_events_attributes(name)
+            for bucket in range(get_events_buckets(name))
+        ],
     )
 
 

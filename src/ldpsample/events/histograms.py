@@ -38,7 +38,7 @@ from typing import Any
 
 import polars as pl
 
-from ldpsample.events.table import EventsTableError, scan_events
+from ldpsample.events.table import EventsTableError, locate_row, scan_events
 from ldpsample.pipeline.progress import phase
 
 __all__ = [
@@ -149,7 +149,7 @@ def _exact_sums(checks: Mapping[str, Any], columns: Mapping[str, str]) -> bool:
     return True
 
 
-def _raise_on_checks(
+def raise_on_checks(
     checks: dict[str, int],
     *,
     path: Any,
@@ -158,14 +158,18 @@ def _raise_on_checks(
     user: str,
     item: str,
     on_null: str,
+    whole_table: bool = True,
 ) -> None:
-    if checks["rows"] == 0:
+    """Raise :class:`EventsTableError` for what :func:`_check_numbers` found (naming the file,
+    and for a bad value its data row in that file); log dropped null ids. ``whole_table=False``
+    (one partition of a table) does not take an empty result for an empty table."""
+    if whole_table and checks["rows"] == 0:
         raise EventsTableError(f"{path}: the events table is empty (config key {key}.path)")
     for column, column_key in columns.items():
         if checks[f"bad:{column}"]:
-            row = checks[f"bad_row:{column}"]
+            file, row = locate_row(path, checks[f"bad_row:{column}"], key=f"{key}.path")
             raise EventsTableError(
-                f"{path}: column {column!r} (config key {column_key}) has "
+                f"{file}: column {column!r} (config key {column_key}) has "
                 f"{checks[f'bad:{column}']} missing or non-numeric values, the first "
                 f"{checks[f'bad_value:{column}']!r} in data row {row + 1} (line {row + 2} of a "
                 "CSV with a header); it must hold numbers"
@@ -244,53 +248,50 @@ def public_prior_masses(
     return out
 
 
-def build_event_histograms(
-    path: PathLike,
-    *,
-    key: str,
-    user: str,
-    item: str,
-    count: str | None = None,
-    attributes: Sequence[str] = (),
-    prior: str | Mapping[str, Any] = "user_mean",
-    items: Sequence[Any] | None = None,
-    top_items: int | None = 100,
-    rank_items_by: str | None = None,
-    activity_by: str | None = None,
-    min_user_count: float = 20,
-    activity_scope: str = "top_items",
-    min_users: int = 100,
-    exclude_users: Sequence[Any] = (),
-    on_null: str = "drop",
-    domain: pl.DataFrame | None = None,
-    engine: str = "streaming",
-) -> EventHistograms:
-    """Kept users' histograms per (attribute, subcategory), the subcategory table and (for a
-    public prior table) the prior masses, from one scan of the events table.
-
-    Parameters mirror the ``events.<name>`` config keys (``key`` is ``events.<name>``, used in
-    messages). ``attributes=()`` makes the whole table one subcategory ``"all"`` of attribute
-    ``"all"``.
-
-    ``domain`` (a release's public spec: ``attribute, subcategory, item, q`` rows, e.g. its
-    ``domain.csv``) replaces every data-derived choice of items and prior: each subcategory's
-    items are the spec's, in full, ``top_items``/``rank_items_by``/``items``/``prior`` are not
-    used, the priors table holds the spec's ``q`` on every item of each kept subcategory, and
-    the subcategories table lists every subcategory of the spec (one without users is skipped,
-    one of the table that the spec lacks is skipped as outside the spec).
-
-    Raises
-    ------
-    FileNotFoundError, EventsTableError
-        Missing file or column, empty table, non-numeric or negative weights, null ids with
-        ``on_null="error"``, a public prior that lacks a kept subcategory.
-    """
+def _check_options(key: str, activity_scope: str, on_null: str) -> None:
     if activity_scope not in ("top_items", "global"):
         raise ValueError(
             f"config key {key}.activity_scope: {activity_scope!r} is not top_items or global"
         )
     if on_null not in ("drop", "error"):
         raise ValueError(f"config key {key}.on_null: {on_null!r} is not drop or error")
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A table read lazily and filtered, the start of every histogram computation (the one-job
+    :func:`build_event_histograms` and the map step of :mod:`ldpsample.events.buckets`).
+
+    ``base`` has the columns ``user, item, count, rank, activity`` and ``a:<attribute>`` per
+    attribute (``a:all`` without attributes), after dropping null ids, the items outside
+    ``items`` or the release spec and ``exclude_users``; ``small`` are the one-scan queries
+    of the checks (one row), the rows left (``used``) and, with ``items``, which listed items
+    the table holds."""
+
+    raw: pl.LazyFrame
+    base: pl.LazyFrame
+    small: list[pl.LazyFrame]
+    listed: list[str] | None
+    names: list[str]
+    numeric: dict[str, str]
+    sums: list[str]
+    domain: pl.DataFrame | None
+
+
+def _prepare(
+    source: Any,
+    *,
+    key: str,
+    user: str,
+    item: str,
+    count: str | None,
+    attributes: Sequence[str],
+    items: Sequence[Any] | None,
+    rank_items_by: str | None,
+    activity_by: str | None,
+    exclude_users: Sequence[Any],
+    domain: pl.DataFrame | None,
+) -> _Prepared:
     attributes = list(attributes)
     numeric = {
         c: k
@@ -305,7 +306,7 @@ def build_event_histograms(
     columns += [(c, k) for c, k in numeric.items()]
     columns += [(a, f"{key}.attributes") for a in attributes]
     raw = scan_events(
-        path,
+        source,
         columns,
         key=f"{key}.path",
         strings=[user, item],
@@ -313,12 +314,7 @@ def build_event_histograms(
         numbers=list(numeric),
     )
     if domain is not None:
-        domain = domain.select(
-            pl.col("attribute").cast(pl.String),
-            pl.col("subcategory").cast(pl.String),
-            pl.col("item").cast(pl.String),
-            pl.col("q").cast(pl.Float64),
-        )
+        domain = domain_frame(domain)
     checks_query = _check_numbers(
         raw,
         numeric,
@@ -348,6 +344,319 @@ def build_event_histograms(
         *[pl.col(a).alias(f"a:{a}") for a in attributes],
         *([pl.lit(ALL).alias(f"a:{ALL}")] if not attributes else []),
     )
+    # Pass 1's small queries: the checks (the rows left by the filters, and which listed items
+    # the table holds, among them).
+    listed = None if items is None or domain is not None else sorted({str(i) for i in items})
+    small = [checks_query, base.select(pl.len().alias("used"))]
+    if listed is not None:
+        small.append(
+            raw.select(pl.col(item).filter(pl.col(item).is_in(listed)).unique().alias("item"))
+        )
+    # The weights that are summed: the count, and the rank and activity where they are other
+    # columns (otherwise they are the count's sums).
+    sums = ["count"] + [c for c, by in (("rank", rank_items_by), ("activity", activity_by)) if by]
+    return _Prepared(raw, base, small, listed, names, numeric, sums, domain)
+
+
+def domain_frame(domain: pl.DataFrame) -> pl.DataFrame:
+    """A release spec's ``attribute, subcategory, item, q`` rows as text ids and float q."""
+    return domain.select(
+        pl.col("attribute").cast(pl.String),
+        pl.col("subcategory").cast(pl.String),
+        pl.col("item").cast(pl.String),
+        pl.col("q").cast(pl.Float64),
+    )
+
+
+def _check_listed(listed: list[str] | None, found: pl.DataFrame, *, key: str, item: str, path: Any):
+    if listed is None:
+        return
+    absent = sorted(set(listed) - set(found["item"].to_list()))
+    if absent:
+        raise EventsTableError(
+            f"config key {key}.items: {len(absent)} of the {len(listed)} listed items are "
+            f"not in column {item!r} of {path}: {absent[:10]}"
+            + (" ..." if len(absent) > 10 else "")
+        )
+
+
+def _log_outside(checks: Mapping[str, Any], path: Any) -> None:
+    if checks.get("outside"):
+        log.info(
+            "%s: %d of %d rows hold items that no subcategory of the release spec has; they "
+            "are not used",
+            path,
+            checks["outside"],
+            checks["rows"],
+        )
+
+
+def item_tops(
+    ranked: pl.DataFrame,
+    name: str,
+    *,
+    top_items: int | None,
+    domain: pl.DataFrame | None,
+) -> pl.DataFrame:
+    """``a:<name>, item`` of each subcategory's items: the ``top_items`` with the largest
+    ``rank`` of ``ranked`` (``a:<name>, item, rank`` rows), ties by ascending item (every item
+    with ``top_items=None``); a release spec's items, whatever the data, with ``domain``."""
+    a = f"a:{name}"
+    if domain is not None:  # the spec's items, whatever the data
+        return domain.filter(pl.col("attribute") == name).select(
+            pl.col("subcategory").alias(a), "item"
+        )
+    ordered = ranked.sort([a, "rank", "item"], descending=[False, True, False])
+    top = ordered.group_by(a, maintain_order=True).head(top_items) if top_items else ordered
+    return top.select(a, "item")
+
+
+def kept_histograms(
+    hist: pl.DataFrame, name: str, *, activity_scope: str, min_user_count: float
+) -> pl.DataFrame:
+    """``subcategory, user, item, count, activity`` of the kept users: ``hist`` (``a:<name>,
+    user, item, count, activity`` rows of the users kept by the global activity filter, on the
+    subcategories' items), with the subcategory as text, filtered by activity over the
+    subcategory's items (``activity_scope="top_items"``) and to positive counts."""
+    a = f"a:{name}"
+    hist = hist.rename({a: "subcategory"}).with_columns(pl.col("subcategory").cast(pl.String))
+    if activity_scope == "top_items" and min_user_count > 0:  # activity >= 0 >= the threshold
+        enough = (
+            hist.group_by("subcategory", "user")
+            .agg(pl.col("activity").sum())
+            .filter(pl.col("activity") >= min_user_count)
+            .select("subcategory", "user")
+        )
+        hist = hist.join(enough, on=["subcategory", "user"], how="semi")
+    return hist.filter(pl.col("count") > 0)
+
+
+def subcategory_table(
+    name: str,
+    rows: pl.DataFrame,
+    per_sub: pl.DataFrame,
+    *,
+    key: str,
+    domain: pl.DataFrame | None,
+    min_users: int,
+    min_user_count: float,
+    checks: Mapping[str, Any],
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The subcategories table of one attribute (:data:`SUBCATEGORY_SCHEMA`) and its kept
+    subcategories (a ``subcategory`` frame): ``rows`` holds ``subcategory, rows`` (table rows
+    per subcategory), ``per_sub`` ``subcategory, kept_users, items`` (of the kept
+    histograms); a subcategory is kept with at least ``min_users`` kept users (and, with a
+    release spec, if the spec has it)."""
+    in_spec = pl.lit(True)
+    if domain is not None:  # every subcategory of the spec, also those without rows
+        spec_subs = (
+            domain.filter(pl.col("attribute") == name)
+            .select("subcategory")
+            .unique()
+            .with_columns(pl.lit(True).alias("_in_spec"))
+        )
+        rows = spec_subs.join(rows, on="subcategory", how="full", coalesce=True).with_columns(
+            pl.col("rows").fill_null(0), pl.col("_in_spec").fill_null(False)
+        )
+        in_spec = pl.col("_in_spec")
+    no_user = (
+        f"no user with data on the spec's items and activity >= min_user_count ({min_user_count})"
+        if domain is not None
+        else f"no user with activity >= min_user_count ({min_user_count})"
+    )
+    enough_users = in_spec & (pl.col("kept_users") >= min_users)
+    table = (
+        rows.join(per_sub, on="subcategory", how="left")
+        .with_columns(pl.col("kept_users", "items").fill_null(0))
+        .with_columns(
+            pl.when(enough_users).then(pl.lit("kept")).otherwise(pl.lit("skipped")).alias("status"),
+            pl.when(enough_users)
+            .then(pl.lit(""))
+            .when(~in_spec)
+            .then(pl.lit("not a subcategory of the release spec"))
+            .when(pl.col("kept_users") == 0)
+            .then(pl.lit(no_user))
+            .otherwise(
+                pl.format("{} users < min_users ({})", pl.col("kept_users"), pl.lit(min_users))
+            )
+            .alias("reason"),
+        )
+        .select(pl.lit(name).alias("attribute"), pl.all())
+    )
+    kept = table.filter(pl.col("status") == "kept").select("subcategory")
+    log.info("%s %s: %d subcategories, %d kept", key, name, table.height, kept.height)
+    if table.height == 0:  # no row of this attribute is left: one line that says why
+        table = pl.DataFrame(
+            [(name, None, 0, 0, 0, "skipped", _nothing_left(checks, key))],
+            schema=SUBCATEGORY_SCHEMA,
+            orient="row",
+        )
+    return table.select(list(SUBCATEGORY_SCHEMA)).cast(SUBCATEGORY_SCHEMA), kept
+
+
+def spec_priors(name: str, domain: pl.DataFrame, kept: pl.DataFrame) -> pl.DataFrame:
+    """:data:`PRIOR_SCHEMA` rows of a release spec's q on every item of the kept
+    subcategories of attribute ``name``."""
+    return (
+        domain.filter(pl.col("attribute") == name)
+        .join(kept, on="subcategory", how="semi")
+        .select(list(PRIOR_SCHEMA))
+        .cast(PRIOR_SCHEMA)
+    )
+
+
+def public_priors(
+    name: str,
+    masses: pl.DataFrame,
+    kept: pl.DataFrame,
+    item_sets: pl.DataFrame,
+    *,
+    prior: Mapping[str, Any],
+    key: str,
+) -> pl.DataFrame:
+    """:data:`PRIOR_SCHEMA` rows of a public table's q (``masses``: ``subcategory, item,
+    mass``, :func:`public_prior_masses`) on the items kept users hold (``item_sets``:
+    ``subcategory, item``) of the kept subcategories, renormalised there.
+
+    Raises
+    ------
+    EventsTableError
+        If the public table lacks a kept subcategory.
+    """
+    masses = masses.with_columns(pl.col("subcategory").cast(pl.String))
+    lacking = sorted(set(kept["subcategory"]) - set(masses["subcategory"]))
+    if lacking:
+        raise EventsTableError(
+            f"{prior['path']}: the public prior table (config key {key}.prior) lacks "
+            f"subcategory {lacking[0]!r} of attribute {name!r}"
+            + (f" (and {len(lacking) - 1} more: {lacking[1:6]})" if len(lacking) > 1 else "")
+        )
+    unused = masses.join(kept, on="subcategory", how="semi").join(
+        item_sets, on=["subcategory", "item"], how="anti"
+    )
+    if unused.height:
+        log.info(
+            "%s %s: %d (subcategory, item) pairs of the public prior table have no kept "
+            "user's data and are left out of q (it is renormalised over the items kept "
+            "users hold), e.g. %s",
+            key,
+            name,
+            unused.height,
+            unused.sort("subcategory", "item").head(3).rows(),
+        )
+    q = item_sets.join(masses, on=["subcategory", "item"], how="left").with_columns(
+        pl.col("mass").fill_null(0.0)
+    )
+    q = q.with_columns((pl.col("mass") / pl.col("mass").sum().over("subcategory")).alias("q"))
+    return q.select(pl.lit(name).alias("attribute"), "subcategory", "item", "q").cast(PRIOR_SCHEMA)
+
+
+def histogram_rows(name: str, hist: pl.DataFrame) -> pl.DataFrame:
+    """:data:`HISTOGRAM_SCHEMA` rows of attribute ``name`` (``subcategory, user, item, count``
+    in ``hist``), sorted by subcategory, user and item (a constant attribute key would cost a
+    third of the sort)."""
+    rows = hist.select(
+        pl.lit(name).alias("attribute"), "subcategory", "user", "item", "count"
+    ).cast(HISTOGRAM_SCHEMA)
+    return rows.sort(_sort_key(rows, ("subcategory", "user", "item")))
+
+
+def _sort_key(frame: pl.DataFrame, columns: Sequence[str]) -> pl.Expr | list[str]:
+    """What sorts ``frame`` by the text ``columns``, in order: one key of the values joined by
+    NUL bytes (a string compares as its bytes, and NUL is below every other byte, so the joined
+    keys order like the tuples: half the time of a sort on three columns), or the columns
+    themselves if a value holds a NUL byte."""
+    if (
+        frame.height == 0
+        or frame.select(
+            pl.any_horizontal(pl.col(*columns).str.contains("\x00", literal=True)).any()
+        ).item()
+    ):
+        return list(columns)
+    return pl.concat_str(list(columns), separator="\x00")
+
+
+def log_empty_result(histograms: pl.DataFrame, subcategories: pl.DataFrame, key: str) -> None:
+    """Warn, with the commonest reasons, when no subcategory of any attribute was kept."""
+    if histograms.height:
+        return
+    reasons = (
+        subcategories.group_by("reason")
+        .len()
+        .sort("len", "reason", descending=[True, False])
+        .head(3)
+        .rows()
+    )
+    log.warning(
+        "%s: no subcategory of any attribute was kept (see the subcategories table): %s",
+        key,
+        "; ".join(f"{n} x {reason}" for reason, n in reasons),
+    )
+
+
+def build_event_histograms(
+    path: Any,
+    *,
+    key: str,
+    user: str,
+    item: str,
+    count: str | None = None,
+    attributes: Sequence[str] = (),
+    prior: str | Mapping[str, Any] = "user_mean",
+    items: Sequence[Any] | None = None,
+    top_items: int | None = 100,
+    rank_items_by: str | None = None,
+    activity_by: str | None = None,
+    min_user_count: float = 20,
+    activity_scope: str = "top_items",
+    min_users: int = 100,
+    exclude_users: Sequence[Any] = (),
+    on_null: str = "drop",
+    domain: pl.DataFrame | None = None,
+    engine: str = "streaming",
+) -> EventHistograms:
+    """Kept users' histograms per (attribute, subcategory), the subcategory table and (for a
+    public prior table) the prior masses, from one scan of the events table.
+
+    Parameters mirror the ``events.<name>`` config keys (``key`` is ``events.<name>``, used in
+    messages). ``path`` is one file, a folder, a glob or a hive-partitioned dataset
+    (:mod:`ldpsample.events.files`; its files' rows in order), or its
+    :class:`~ldpsample.events.files.TableFiles`. ``attributes=()`` makes the whole table one
+    subcategory ``"all"`` of attribute ``"all"``.
+
+    ``domain`` (a release's public spec: ``attribute, subcategory, item, q`` rows, e.g. its
+    ``domain.csv``) replaces every data-derived choice of items and prior: each subcategory's
+    items are the spec's, in full, ``top_items``/``rank_items_by``/``items``/``prior`` are not
+    used, the priors table holds the spec's ``q`` on every item of each kept subcategory, and
+    the subcategories table lists every subcategory of the spec (one without users is skipped,
+    one of the table that the spec lacks is skipped as outside the spec).
+
+    The same results, for a table too large for one job, come from the map/reduce steps of
+    :mod:`ldpsample.events.buckets` (users in buckets).
+
+    Raises
+    ------
+    FileNotFoundError, EventsTableError
+        Missing file or column, empty table, non-numeric or negative weights, null ids with
+        ``on_null="error"``, a public prior that lacks a kept subcategory.
+    """
+    _check_options(key, activity_scope, on_null)
+    prepared = _prepare(
+        path,
+        key=key,
+        user=user,
+        item=item,
+        count=count,
+        attributes=attributes,
+        items=items,
+        rank_items_by=rank_items_by,
+        activity_by=activity_by,
+        exclude_users=exclude_users,
+        domain=domain,
+    )
+    attributes = list(attributes)
+    base, names, numeric, sums = prepared.base, prepared.names, prepared.numeric, prepared.sums
+    domain = prepared.domain
 
     def collect(
         queries: list[pl.LazyFrame], *, what: str, together: bool = False
@@ -368,10 +677,6 @@ def build_event_histograms(
                 f"{type(exc).__name__}: {exc}"
             ) from exc
 
-    # The weights that are summed: the count, and the rank and activity where they are other
-    # columns (otherwise they are the count's sums).
-    sums = ["count"] + [c for c, by in (("rank", rank_items_by), ("activity", activity_by)) if by]
-
     def by_triple(name: str) -> pl.LazyFrame:
         """Rows and weight sums per (subcategory, user, item); a null subcategory is a group
         too, so that the first attribute's aggregate also gives every user's total activity."""
@@ -380,39 +685,19 @@ def build_event_histograms(
             pl.len().cast(pl.Int64).alias("rows"), *[pl.col(c).sum() for c in sums]
         )
 
-    # Pass 1: the checks (the rows left by the filters, and which listed items the table holds,
-    # among them) and the first attribute's aggregate, from one scan (one large aggregation
-    # beside small results, so together).
-    listed = None if items is None or domain is not None else sorted({str(i) for i in items})
-    small = [checks_query, base.select(pl.len().alias("used"))]
-    if listed is not None:
-        small.append(
-            raw.select(pl.col(item).filter(pl.col(item).is_in(listed)).unique().alias("item"))
-        )
+    # Pass 1: the checks and the first attribute's aggregate, from one scan (one large
+    # aggregation beside small results, so together).
     first = collect(
-        [*small, by_triple(names[0])],
+        [*prepared.small, by_triple(names[0])],
         together=True,
         what=f"scanning {path}: checks and the {names[0]!r} aggregate",
     )
     checks = {**first[0].row(0, named=True), "used": first[1].item()}
     first_triples = first[-1]
-    if listed is not None:
-        absent = sorted(set(listed) - set(first[2]["item"].to_list()))
-        if absent:
-            raise EventsTableError(
-                f"config key {key}.items: {len(absent)} of the {len(listed)} listed items are "
-                f"not in column {item!r} of {path}: {absent[:10]}"
-                + (" ..." if len(absent) > 10 else "")
-            )
-    if checks.get("outside"):
-        log.info(
-            "%s: %d of %d rows hold items that no subcategory of the release spec has; they "
-            "are not used",
-            path,
-            checks["outside"],
-            checks["rows"],
-        )
-    _raise_on_checks(
+    if prepared.listed is not None:
+        _check_listed(prepared.listed, first[2], key=key, item=item, path=path)
+    _log_outside(checks, path)
+    raise_on_checks(
         checks, path=path, key=key, columns=numeric, user=user, item=item, on_null=on_null
     )
     public = None
@@ -426,14 +711,7 @@ def build_event_histograms(
     masses_all = collect(public, what="the public prior table") if public else []
 
     def tops_of(ranked: pl.DataFrame, name: str) -> pl.DataFrame:
-        a = f"a:{name}"
-        if domain is not None:  # the spec's items, whatever the data
-            return domain.filter(pl.col("attribute") == name).select(
-                pl.col("subcategory").alias(a), "item"
-            )
-        ordered = ranked.sort([a, "rank", "item"], descending=[False, True, False])
-        top = ordered.group_by(a, maintain_order=True).head(top_items) if top_items else ordered
-        return top.select(a, "item")
+        return item_tops(ranked, name, top_items=top_items, domain=domain)
 
     rows_list: list[pl.DataFrame] = []
     hists: list[pl.DataFrame] = []
@@ -529,128 +807,44 @@ def build_event_histograms(
     hist_frames, sub_frames, prior_frames = [], [], []
     for index, name in enumerate(names):
         a = f"a:{name}"
-        rows, hist = rows_list[index], hists[index]
-        rows = rows.rename({a: "subcategory"}).with_columns(pl.col("subcategory").cast(pl.String))
-        hist = hist.rename({a: "subcategory"}).with_columns(pl.col("subcategory").cast(pl.String))
-        if activity_scope == "top_items":
-            enough = (
-                hist.group_by("subcategory", "user")
-                .agg(pl.col("activity").sum())
-                .filter(pl.col("activity") >= min_user_count)
-                .select("subcategory", "user")
-            )
-            hist = hist.join(enough, on=["subcategory", "user"], how="semi")
-        hist = hist.filter(pl.col("count") > 0)
+        rows = (
+            rows_list[index]
+            .rename({a: "subcategory"})
+            .with_columns(pl.col("subcategory").cast(pl.String))
+        )
+        hist = kept_histograms(
+            hists[index], name, activity_scope=activity_scope, min_user_count=min_user_count
+        )
         per_sub = hist.group_by("subcategory").agg(
             pl.col("user").n_unique().cast(pl.Int64).alias("kept_users"),
             pl.col("item").n_unique().cast(pl.Int64).alias("items"),
         )
-        in_spec = pl.lit(True)
-        if domain is not None:  # every subcategory of the spec, also those without rows
-            spec_subs = (
-                domain.filter(pl.col("attribute") == name)
-                .select("subcategory")
-                .unique()
-                .with_columns(pl.lit(True).alias("_in_spec"))
-            )
-            rows = spec_subs.join(rows, on="subcategory", how="full", coalesce=True).with_columns(
-                pl.col("rows").fill_null(0), pl.col("_in_spec").fill_null(False)
-            )
-            in_spec = pl.col("_in_spec")
-        no_user = (
-            f"no user with data on the spec's items and activity >= min_user_count "
-            f"({min_user_count})"
-            if domain is not None
-            else f"no user with activity >= min_user_count ({min_user_count})"
+        table, kept = subcategory_table(
+            name,
+            rows,
+            per_sub,
+            key=key,
+            domain=domain,
+            min_users=min_users,
+            min_user_count=min_user_count,
+            checks=checks,
         )
-        enough_users = in_spec & (pl.col("kept_users") >= min_users)
-        table = (
-            rows.join(per_sub, on="subcategory", how="left")
-            .with_columns(pl.col("kept_users", "items").fill_null(0))
-            .with_columns(
-                pl.when(enough_users)
-                .then(pl.lit("kept"))
-                .otherwise(pl.lit("skipped"))
-                .alias("status"),
-                pl.when(enough_users)
-                .then(pl.lit(""))
-                .when(~in_spec)
-                .then(pl.lit("not a subcategory of the release spec"))
-                .when(pl.col("kept_users") == 0)
-                .then(pl.lit(no_user))
-                .otherwise(
-                    pl.format("{} users < min_users ({})", pl.col("kept_users"), pl.lit(min_users))
-                )
-                .alias("reason"),
-            )
-            .select(pl.lit(name).alias("attribute"), pl.all())
-        )
-        kept = table.filter(pl.col("status") == "kept").select("subcategory")
         hist = hist.join(kept, on="subcategory", how="semi")
-        log.info("%s %s: %d subcategories, %d kept", key, name, table.height, kept.height)
-        if table.height == 0:  # no row of this attribute is left: one line that says why
-            table = pl.DataFrame(
-                [(name, None, 0, 0, 0, "skipped", _nothing_left(checks, key))],
-                schema=SUBCATEGORY_SCHEMA,
-                orient="row",
-            )
-        sub_frames.append(table.select(list(SUBCATEGORY_SCHEMA)).cast(SUBCATEGORY_SCHEMA))
-        hist_frames.append(
-            hist.select(
-                pl.lit(name).alias("attribute"), "subcategory", "user", "item", "count"
-            ).cast(HISTOGRAM_SCHEMA)
-        )
+        sub_frames.append(table)
+        hist_frames.append(hist)
         if domain is not None:  # the spec's q on every item of each kept subcategory
-            prior_frames.append(
-                domain.filter(pl.col("attribute") == name)
-                .join(kept, on="subcategory", how="semi")
-                .select(list(PRIOR_SCHEMA))
-                .cast(PRIOR_SCHEMA)
-            )
+            prior_frames.append(spec_priors(name, domain, kept))
         elif public is not None:
-            masses = masses_all[index].with_columns(pl.col("subcategory").cast(pl.String))
-            lacking = sorted(set(kept["subcategory"]) - set(masses["subcategory"]))
-            if lacking:
-                raise EventsTableError(
-                    f"{prior['path']}: the public prior table (config key {key}.prior) lacks "
-                    f"subcategory {lacking[0]!r} of attribute {name!r}"
-                    + (
-                        f" (and {len(lacking) - 1} more: {lacking[1:6]})"
-                        if len(lacking) > 1
-                        else ""
-                    )
-                )
             item_sets = hist.select("subcategory", "item").unique()
-            unused = masses.join(kept, on="subcategory", how="semi").join(
-                item_sets, on=["subcategory", "item"], how="anti"
-            )
-            if unused.height:
-                log.info(
-                    "%s %s: %d (subcategory, item) pairs of the public prior table have no kept "
-                    "user's data and are left out of q (it is renormalised over the items kept "
-                    "users hold), e.g. %s",
-                    key,
-                    name,
-                    unused.height,
-                    unused.sort("subcategory", "item").head(3).rows(),
-                )
-            q = item_sets.join(masses, on=["subcategory", "item"], how="left").with_columns(
-                pl.col("mass").fill_null(0.0)
-            )
-            q = q.with_columns(
-                (pl.col("mass") / pl.col("mass").sum().over("subcategory")).alias("q")
-            )
             prior_frames.append(
-                q.select(pl.lit(name).alias("attribute"), "subcategory", "item", "q").cast(
-                    PRIOR_SCHEMA
-                )
+                public_priors(name, masses_all[index], kept, item_sets, prior=prior, key=key)
             )
     # Sorted by (attribute, subcategory, user, item): each attribute's rows by the other three
-    # keys, then the attributes in order (a constant sort key costs a third of the sort).
+    # keys, then the attributes in order.
     histograms = pl.concat(
         [
-            frame.sort("subcategory", "user", "item")
-            for _, frame in sorted(zip(names, hist_frames, strict=True), key=lambda x: x[0])
+            histogram_rows(name, frame)
+            for name, frame in sorted(zip(names, hist_frames, strict=True), key=lambda x: x[0])
         ]
     )
     subcategories = pl.concat(sub_frames).sort("attribute", "status", "subcategory")
@@ -660,19 +854,7 @@ def build_event_histograms(
         else pl.DataFrame(schema=PRIOR_SCHEMA)
     )
     stats = {k: int(v) for k, v in checks.items() if k in ("rows", "null_user", "null_item")}
-    if histograms.height == 0:
-        reasons = (
-            subcategories.group_by("reason")
-            .len()
-            .sort("len", "reason", descending=[True, False])
-            .head(3)
-            .rows()
-        )
-        log.warning(
-            "%s: no subcategory of any attribute was kept (see the subcategories table): %s",
-            key,
-            "; ".join(f"{n} x {reason}" for reason, n in reasons),
-        )
+    log_empty_result(histograms, subcategories, key)
     return EventHistograms(histograms, priors, subcategories, stats)
 
 

@@ -14,19 +14,34 @@ Methods (``methods`` of the config):
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from ldpsample._threads import check_threads
 from ldpsample._validation import check_distributions
-from ldpsample.baselines import randomized_response
+from ldpsample.audit import randomized_response_realized_epsilon
+from ldpsample.baselines import linear_minimax
 from ldpsample.divergences import kl_divergence, tv_distance
 from ldpsample.events import release as _release
+from ldpsample.events.priors import (
+    DENSE_ITEMS,
+    UserMeanFold,
+    csr_rows,
+    dense_counts,
+    normalised,
+    pooled_masses,
+)
 from ldpsample.minimax import apply_minimax
+from ldpsample.minimax_sparse import minimax_divergences_sparse
 from ldpsample.mollifier import relative_mollifier_kl, relative_mollifier_tv
 from ldpsample.pipeline.progress import progress as _progress
 
@@ -49,9 +64,9 @@ METHODS: dict[str, tuple[str, ...]] = {
     "randomized_response": ("tv", "kl"),
 }
 PRIORS = ("user_mean", "pooled", "uniform")
-#: Priors read from the histogram job's priors table: a public table's q on the items that
-#: kept users hold, or a release spec's q on its full domain.
-TABLE_PRIORS = ("table", "spec")
+#: Priors read from a priors table: a public table's q on the items that kept users hold, a
+#: release spec's q on its full domain, or q computed over every bucket's users (``given``).
+TABLE_PRIORS = ("table", "spec", "given")
 
 AUDIT_SCHEMA: dict[str, pl.DataType] = {
     "attribute": pl.String(),
@@ -103,17 +118,7 @@ def _subcategory_matrix(
     # Sorted distinct values and each row's index among them, by polars (dense rank; polars
     # orders strings by their UTF-8 bytes, which is code point order, as numpy's sort): the
     # same arrays as np.sort + np.searchsorted, without comparing Python strings.
-    users = rows["user"].unique().sort()
-    user_index = (rows["user"].rank("dense") - 1).to_numpy().astype(np.intp)
-    if items is None:
-        items = rows["item"].unique().sort()
-        item_index = (rows["item"].rank("dense") - 1).to_numpy().astype(np.intp)
-    else:
-        positions = pl.DataFrame({"item": items, "_j": np.arange(items.len())})
-        index = rows.select("item").join(positions, on="item", how="left", maintain_order="left")
-        if index["_j"].null_count():
-            raise ValueError("histogram rows hold items outside the spec's domain")
-        item_index = index["_j"].to_numpy().astype(np.intp)
+    users, items, (user_index, item_index) = _subcategory_index(rows, items)
     # Counts summed per (user, item) cell by one bincount over the flat cell index (np.add.at
     # gives the same sums, in the same order, about ten times slower).
     counts = np.bincount(
@@ -134,6 +139,43 @@ def _prior(kind: str, P: NDArray[np.float64], counts: NDArray[np.float64]) -> ND
     else:
         raise ValueError(f"prior must be one of {PRIORS + TABLE_PRIORS}, got {kind!r}")
     return q / q.sum()
+
+
+def _sparse_prior(
+    kind: str,
+    indptr: NDArray[np.int64],
+    indices: NDArray[np.int64],
+    data: NDArray[np.float64],
+    n: int,
+) -> NDArray[np.float64]:
+    """:func:`_prior` of a large subcategory from its CSR rows (no dense matrix)."""
+    if kind == "user_mean":
+        fold = UserMeanFold(n)
+        fold.add(indptr, indices, data)
+        return fold.q()
+    if kind == "pooled":
+        return normalised(pooled_masses(indices, data, n))
+    if kind == "uniform":
+        return normalised(np.ones(n))
+    raise ValueError(f"prior must be one of {PRIORS + TABLE_PRIORS}, got {kind!r}")
+
+
+def _user_chunks(users: int, chunk_users: int, threads: int) -> list[tuple[int, int]]:
+    """Contiguous ``(start, stop)`` ranges of users: at most ``chunk_users`` each and, with
+    several threads, at least one per thread (results do not depend on the split)."""
+    if users == 0:
+        return []
+    size = max(1, min(chunk_users, -(-users // threads)))
+    return [(start, min(start + size, users)) for start in range(0, users, size)]
+
+
+def _in_order(
+    pool: ThreadPoolExecutor | None, work: Callable[[Any], Any], tasks: list[Any]
+) -> list[Any]:
+    """``work`` on every task, results in the tasks' order (on the pool's threads if any)."""
+    if pool is None or len(tasks) <= 1:
+        return [work(task) for task in tasks]
+    return list(pool.map(work, tasks))
 
 
 def evaluate_attribute(
@@ -157,17 +199,26 @@ def evaluate_attribute(
     histograms
         Rows of :data:`ldpsample.events.histograms.HISTOGRAM_SCHEMA` (other attributes ignored).
     priors
-        :data:`~ldpsample.events.histograms.PRIOR_SCHEMA` rows for ``prior="table"`` or
-        ``"spec"``.
+        :data:`~ldpsample.events.histograms.PRIOR_SCHEMA` rows for ``prior="table"``,
+        ``"spec"`` or ``"given"``.
     prior
         ``user_mean``, ``pooled``, ``uniform``, ``table`` (a public table's q on the items
-        kept users hold) or ``spec`` (a release spec's q on its full domain: the mechanism a
-        release uses).
-    kernel
-        Stand-in for :func:`ldpsample.events.release.minimax_release_kernel` (tests).
+        kept users hold), ``spec`` (a release spec's q on its full domain: the mechanism a
+        release uses) or ``given`` (q and the items of every subcategory as ``priors`` lists
+        them, in its order: the map/reduce steps' priors, :mod:`ldpsample.events.buckets`,
+        computed over every bucket's users; ``histograms`` may then hold some of the users).
     threads
-        Passed to :func:`~ldpsample.apply_minimax` and :func:`~ldpsample.relative_mollifier_kl`
-        (None: their default; a Snakemake job passes its ``threads``). No value depends on it.
+        Users are split into chunks computed side by side on this many threads (None: one per
+        core, at most 8; a Snakemake job passes its ``threads``). No value depends on it: each
+        user's numbers depend on its own row only (``apply_minimax`` tiles rows alike whatever
+        the chunk, the mollifiers and divergences work row by row, randomized response is the
+        elementwise closed form :func:`ldpsample.baselines.linear_minimax`).
+
+    Subcategories of more than :data:`~ldpsample.events.priors.DENSE_ITEMS` items are evaluated
+    without a dense users x items matrix: minimax TV and KL per user in O(k log n) for k items
+    (:func:`ldpsample.minimax_divergences_sparse`), a data-derived prior from the sparse rows;
+    the mollifiers and randomized response, when asked for, still build dense rows, chunk by
+    chunk of users (O(n) per user).
 
     Raises
     ------
@@ -177,6 +228,7 @@ def evaluate_attribute(
     methods = _ordered(methods)
     eps_list = sorted(float(e) for e in epsilons)
     make_kernel = kernel or _release.minimax_release_kernel
+    workers = check_threads(threads) or min(os.cpu_count() or 1, 8)
     rows = histograms.filter(pl.col("attribute") == attribute)
     schema = per_user_schema(methods)
     # Parts per ε, each in (subcategory, user) order: concatenated ε by ε they are the tables'
@@ -184,92 +236,242 @@ def evaluate_attribute(
     per_user: dict[float, list[pl.DataFrame]] = {eps: [] for eps in eps_list}
     audit = []
     parts = rows.partition_by("subcategory", as_dict=True, maintain_order=True)
-    for (subcategory,) in _progress(
-        sorted(parts), desc=f"{attribute} subcategories", enabled=progress
-    ):
-        table = None
-        if prior in TABLE_PRIORS:
-            table = priors.filter(
-                (pl.col("attribute") == attribute) & (pl.col("subcategory") == subcategory)
-            )
-        user_series, item_series, counts = _subcategory_matrix(
-            parts[(subcategory,)], table["item"] if prior == "spec" else None
+    subcategories = sorted(key for (key,) in parts)
+    pool = ThreadPoolExecutor(workers) if workers > 1 else None
+    # Enough subcategories: each thread takes whole ones (building a matrix is half the work);
+    # else each subcategory's chunks of users run side by side.
+    by_subcategory = pool is not None and len(subcategories) >= 2 * workers
+    evaluate = functools.partial(
+        _evaluate_subcategory,
+        parts=parts,
+        priors=priors,
+        name=name,
+        attribute=attribute,
+        prior=prior,
+        eps_list=eps_list,
+        methods=methods,
+        schema=schema,
+        make_kernel=make_kernel,
+        chunk_users=chunk_users,
+        workers=workers,
+        pool=None if by_subcategory else pool,
+    )
+    try:
+        results = (
+            pool.map(evaluate, subcategories)
+            if by_subcategory
+            else (evaluate(s) for s in subcategories)
         )
-        n_users = user_series.len()
-        user_column = user_series.alias("user")
-        attribute_column = pl.repeat(attribute, n_users, dtype=pl.String, eager=True)
-        subcategory_column = pl.repeat(subcategory, n_users, dtype=pl.String, eager=True)
-        # checked once here; the mechanisms below skip their own check (check_input=False)
-        P = check_distributions(counts / counts.sum(axis=1, keepdims=True), name="P")
-        if prior == "spec":
-            q = table["q"].to_numpy()
-        elif prior == "table":
-            lookup = dict(zip(table["item"].to_list(), table["q"].to_list(), strict=True))
-            q = np.array([lookup.get(i, 0.0) for i in item_series.to_list()], dtype=float)
-        else:
-            q = _prior(prior, P, counts)
-        n = item_series.len()
-        for eps in eps_list:
-            what = f"events.{name}, {attribute}={subcategory!r}, epsilon={eps!r}"
-            values: dict[str, list[NDArray[np.float64]]] = {c: [] for c in list(schema)[4:]}
-            K_minimax = make_kernel(q, epsilon=eps) if "minimax" in methods else None
-            if K_minimax is not None:
-                realized = _release.audit_kernel(
-                    K_minimax, epsilon=eps, what=f"{what}, minimax kernel"
-                )
-                audit.append((attribute, subcategory, eps, "minimax", n, realized))
-            K_rr = None
-            if "randomized_response" in methods:
-                K_rr = randomized_response(n, epsilon=eps)
-                realized = _release.audit_kernel(
-                    K_rr, epsilon=eps, what=f"{what}, randomized_response kernel"
-                )
-                audit.append((attribute, subcategory, eps, "randomized_response", n, realized))
-            for start in range(0, P.shape[0], chunk_users):
-                Pc = P[start : start + chunk_users]
-                if K_minimax is not None:
-                    R = apply_minimax(Pc, K_minimax, threads=threads, check_input=False)
-                    values["tv_minimax"].append(tv_distance(Pc, R))
-                    values["kl_minimax"].append(kl_divergence(Pc, R))
-                if "mollifier_tv" in methods:
-                    values["tv_mollifier_tv"].append(
-                        tv_distance(
-                            Pc, relative_mollifier_tv(Pc, q, epsilon=eps, check_input=False)
-                        )
-                    )
-                if "mollifier_kl" in methods:
-                    values["kl_mollifier_kl"].append(
-                        kl_divergence(
-                            Pc, relative_mollifier_kl(Pc, q, epsilon=eps, threads=threads)
-                        )
-                    )
-                if K_rr is not None:
-                    R = Pc @ K_rr
-                    values["tv_randomized_response"].append(tv_distance(Pc, R))
-                    values["kl_randomized_response"].append(kl_divergence(Pc, R))
-            columns = {c: np.concatenate(v) for c, v in values.items()}
-            for column, v in columns.items():
-                if np.isnan(v).any():
-                    raise ValueError(f"{what}: {column} gave NaN")
-            per_user[eps].append(
-                pl.DataFrame(
-                    {
-                        "epsilon": np.full(n_users, eps),
-                        "attribute": attribute_column,
-                        "subcategory": subcategory_column,
-                        "user": user_column,
-                        **columns,
-                    },
-                    schema=schema,
-                )
-            )
-        log.info("%s=%s: %d users, %d items, ε %s", attribute, subcategory, n_users, n, eps_list)
+        for frames, rows_audit in _progress(
+            results, desc=f"{attribute} subcategories", total=len(subcategories), enabled=progress
+        ):
+            for eps, frame in zip(eps_list, frames, strict=True):
+                per_user[eps].append(frame)
+            audit += rows_audit
+    finally:
+        if pool is not None:
+            pool.shutdown()
     return AttributeResult(
         per_user=_concat([f for eps in eps_list for f in per_user[eps]], schema),
         audit=pl.DataFrame(audit, schema=AUDIT_SCHEMA, orient="row").sort(
             "attribute", "subcategory", "epsilon", "kernel"
         ),
     )
+
+
+def _evaluate_subcategory(
+    subcategory: str,
+    *,
+    parts: dict[tuple[str], pl.DataFrame],
+    priors: pl.DataFrame | None,
+    name: str,
+    attribute: str,
+    prior: str,
+    eps_list: list[float],
+    methods: list[str],
+    schema: dict[str, pl.DataType],
+    make_kernel: Callable[..., object],
+    chunk_users: int,
+    workers: int,
+    pool: ThreadPoolExecutor | None,
+) -> tuple[list[pl.DataFrame], list[tuple]]:
+    """One subcategory of :func:`evaluate_attribute`: its per-user frame of every ε (in order)
+    and its audit rows; chunks of users on ``pool`` if given."""
+    table = None
+    if prior in TABLE_PRIORS:
+        table = priors.filter(
+            (pl.col("attribute") == attribute) & (pl.col("subcategory") == subcategory)
+        )
+    given = table["item"] if prior in ("spec", "given") else None
+    user_series, item_series, sub = _subcategory(parts[(subcategory,)], given)
+    n_users, n = user_series.len(), item_series.len()
+    if prior in ("spec", "given"):
+        q = table["q"].to_numpy()
+    elif prior == "table":
+        lookup = dict(zip(table["item"].to_list(), table["q"].to_list(), strict=True))
+        q = np.array([lookup.get(i, 0.0) for i in item_series.to_list()], dtype=float)
+    elif sub.P is not None:
+        q = _prior(prior, sub.P, sub.counts)
+    else:
+        q = _sparse_prior(prior, sub.indptr, sub.indices, sub.data, n)
+    chunks = _user_chunks(
+        n_users,
+        chunk_users if sub.P is not None else sub.chunk,
+        workers if pool is not None else 1,
+    )
+    frames, audit = [], []
+    for eps in eps_list:
+        what = f"events.{name}, {attribute}={subcategory!r}, epsilon={eps!r}"
+        K_minimax = make_kernel(q, epsilon=eps) if "minimax" in methods else None
+        if K_minimax is not None:
+            realized = _release.audit_kernel(K_minimax, epsilon=eps, what=f"{what}, minimax kernel")
+            audit.append((attribute, subcategory, eps, "minimax", n, realized))
+        if "randomized_response" in methods:
+            realized = _release.check_realized(
+                randomized_response_realized_epsilon(n, epsilon=eps),
+                epsilon=eps,
+                what=f"{what}, randomized_response kernel",
+            )
+            audit.append((attribute, subcategory, eps, "randomized_response", n, realized))
+        work = functools.partial(
+            _chunk_values, sub, q=q, K_minimax=K_minimax, eps=eps, methods=methods
+        )
+        done = _in_order(pool, work, chunks)
+        columns = {
+            c: (np.concatenate([d[c] for d in done]) if done else np.empty(0))
+            for c in list(schema)[4:]
+        }
+        for column, v in columns.items():
+            if np.isnan(v).any():
+                raise ValueError(f"{what}: {column} gave NaN")
+        frames.append(
+            pl.DataFrame(
+                {
+                    "epsilon": np.full(n_users, eps),
+                    "attribute": pl.repeat(attribute, n_users, dtype=pl.String, eager=True),
+                    "subcategory": pl.repeat(subcategory, n_users, dtype=pl.String, eager=True),
+                    "user": user_series.alias("user"),
+                    **columns,
+                },
+                schema=schema,
+            )
+        )
+    log.info(
+        "%s=%s: %d users, %d items%s, ε %s",
+        attribute,
+        subcategory,
+        n_users,
+        n,
+        "" if sub.P is not None else " (sparse)",
+        eps_list,
+    )
+    return frames, audit
+
+
+@dataclass(frozen=True)
+class _Users:
+    """One subcategory's users: dense (``P``, ``counts``: users x items, at most
+    :data:`DENSE_ITEMS` items) or sparse (CSR ``indptr, indices, data`` of the counts, and the
+    rows of a dense chunk for the methods that need one)."""
+
+    n: int
+    P: NDArray[np.float64] | None = None
+    counts: NDArray[np.float64] | None = None
+    indptr: NDArray[np.int64] | None = None
+    indices: NDArray[np.int64] | None = None
+    data: NDArray[np.float64] | None = None
+    chunk: int = 4096
+
+    def dense_rows(self, start: int, stop: int) -> NDArray[np.float64]:
+        """``P[start:stop]`` (built from the sparse rows if needed)."""
+        if self.P is not None:
+            return self.P[start:stop]
+        ptr = self.indptr[start : stop + 1]
+        lo, hi = int(ptr[0]), int(ptr[-1])
+        counts = dense_counts(ptr - lo, self.indices[lo:hi], self.data[lo:hi], self.n)
+        return check_distributions(counts / counts.sum(axis=1, keepdims=True), name="P")
+
+
+def _subcategory(
+    rows: pl.DataFrame, items: pl.Series | None
+) -> tuple[pl.Series, pl.Series, _Users]:
+    """The users, items and matrix (dense or sparse, by the number of items) of one
+    subcategory's histogram rows."""
+    n = (items if items is not None else rows["item"].unique()).len()
+    if n <= DENSE_ITEMS:
+        user_series, item_series, counts = _subcategory_matrix(rows, items)
+        # checked once here; the mechanisms below skip their own check (check_input=False)
+        P = check_distributions(counts / counts.sum(axis=1, keepdims=True), name="P")
+        return user_series, item_series, _Users(P=P, counts=counts, n=n)
+    user_series, item_series, (user_index, item_index) = _subcategory_index(rows, items)
+    indptr, indices, data = csr_rows(
+        user_index, item_index, rows["count"].to_numpy().astype(float), user_series.len()
+    )
+    chunk = max(16, (1 << 20) // n)
+    return (
+        user_series,
+        item_series,
+        _Users(indptr=indptr, indices=indices, data=data, chunk=chunk, n=n),
+    )
+
+
+def _chunk_values(
+    sub: _Users,
+    bounds: tuple[int, int],
+    *,
+    q: NDArray[np.float64],
+    K_minimax: object,
+    eps: float,
+    methods: Sequence[str],
+) -> dict[str, NDArray[np.float64]]:
+    """Every method's divergences for the users ``bounds`` of a subcategory (one thread)."""
+    start, stop = bounds
+    values: dict[str, NDArray[np.float64]] = {}
+    needs_dense = sub.P is not None or any(m != "minimax" for m in methods)
+    Pc = sub.dense_rows(start, stop) if needs_dense else None
+    if K_minimax is not None:
+        if sub.P is not None:
+            R = apply_minimax(Pc, K_minimax, threads=1, check_input=False)
+            values["tv_minimax"] = tv_distance(Pc, R)
+            values["kl_minimax"] = kl_divergence(Pc, R)
+        else:
+            ptr = sub.indptr[start : stop + 1]
+            lo, hi = int(ptr[0]), int(ptr[-1])
+            tv, kl = minimax_divergences_sparse(
+                K_minimax, ptr - lo, sub.indices[lo:hi], sub.data[lo:hi]
+            )
+            values["tv_minimax"], values["kl_minimax"] = tv, kl
+    if "mollifier_tv" in methods:
+        values["tv_mollifier_tv"] = tv_distance(
+            Pc, relative_mollifier_tv(Pc, q, epsilon=eps, check_input=False)
+        )
+    if "mollifier_kl" in methods:
+        values["kl_mollifier_kl"] = kl_divergence(
+            Pc, relative_mollifier_kl(Pc, q, epsilon=eps, threads=1)
+        )
+    if "randomized_response" in methods:
+        R = linear_minimax(Pc, epsilon=eps, check_input=False)
+        values["tv_randomized_response"] = tv_distance(Pc, R)
+        values["kl_randomized_response"] = kl_divergence(Pc, R)
+    return values
+
+
+def _subcategory_index(
+    rows: pl.DataFrame, items: pl.Series | None
+) -> tuple[pl.Series, pl.Series, tuple[NDArray[np.intp], NDArray[np.intp]]]:
+    """Sorted users and items (or ``items`` in its order) and each row's indices among them."""
+    users = rows["user"].unique().sort()
+    user_index = (rows["user"].rank("dense") - 1).to_numpy().astype(np.intp)
+    if items is None:
+        items = rows["item"].unique().sort()
+        item_index = (rows["item"].rank("dense") - 1).to_numpy().astype(np.intp)
+    else:
+        positions = pl.DataFrame({"item": items, "_j": np.arange(items.len())})
+        index = rows.select("item").join(positions, on="item", how="left", maintain_order="left")
+        if index["_j"].null_count():
+            raise ValueError("histogram rows hold items outside the spec's domain")
+        item_index = index["_j"].to_numpy().astype(np.intp)
+    return users, items, (user_index, item_index)
 
 
 def _concat(frames: list[pl.DataFrame], schema: dict[str, pl.DataType]) -> pl.DataFrame:

@@ -22,6 +22,7 @@ __all__ = [
     "EPSILON_TOLERANCE",
     "PrivacyAuditError",
     "audit_kernel",
+    "check_realized",
     "epsilon_text",
     "minimax_release_kernel",
 ]
@@ -52,7 +53,12 @@ def audit_kernel(K: MinimaxKernel | NDArray[np.float64], *, epsilon: float, what
     attribute, subcategory, mechanism).
     """
     audit = minimax_realized_epsilon if isinstance(K, MinimaxKernel) else realized_epsilon
-    realized = audit(K)
+    return check_realized(audit(K), epsilon=epsilon, what=what)
+
+
+def check_realized(realized: float, *, epsilon: float, what: str) -> float:
+    """``realized`` (a kernel's realised ε); raise :class:`PrivacyAuditError` if it exceeds
+    ``epsilon`` beyond :data:`EPSILON_TOLERANCE`."""
     if not realized <= epsilon + EPSILON_TOLERANCE * max(1.0, epsilon):
         raise PrivacyAuditError(
             f"privacy audit FAILED for {what}: realised epsilon {realized!r} exceeds the claimed "

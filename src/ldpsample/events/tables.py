@@ -4,7 +4,9 @@ what it costs each user are :mod:`ldpsample.publish`'s)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -49,27 +51,36 @@ TRADEOFF_SCHEMA: dict[str, pl.DataType] = {
 
 
 def max_over_users(
-    per_user: pl.DataFrame, *, keys: Sequence[str], methods: Sequence[str], value: str
+    per_user: pl.DataFrame | pl.LazyFrame,
+    *,
+    keys: Sequence[str],
+    methods: Sequence[str],
+    value: str,
 ) -> pl.DataFrame:
     """Worst case over users per (ε, keys) and method, as a long frame.
 
-    ``per_user`` has ``epsilon``, the ``keys`` and one column per method. Returns columns
-    ``epsilon``, ``keys``, ``method`` (String), ``value`` (Float64), ``n_users`` (Int64),
-    sorted by epsilon, keys, method.
+    ``per_user`` has ``epsilon``, the ``keys`` and one column per method; a lazy frame (the
+    parts of several jobs, scanned) is aggregated as a stream. Returns columns ``epsilon``,
+    ``keys``, ``method`` (String), ``value`` (Float64), ``n_users`` (Int64), sorted by
+    epsilon, keys, method.
     """
     keys, methods = list(keys), list(methods)
+    columns = per_user.collect_schema()
     schema = {
         "epsilon": pl.Float64(),
-        **{k: per_user.schema[k] for k in keys},
+        **{k: columns[k] for k in keys},
         "method": pl.String(),
         value: pl.Float64(),
         "n_users": pl.Int64(),
     }
-    if per_user.height == 0:
-        return pl.DataFrame(schema=schema)
-    wide = per_user.group_by("epsilon", *keys).agg(
-        *[pl.col(m).max() for m in methods], pl.len().cast(pl.Int64).alias("n_users")
+    wide = (
+        per_user.lazy()
+        .group_by("epsilon", *keys)
+        .agg(*[pl.col(m).max() for m in methods], pl.len().cast(pl.Int64).alias("n_users"))
+        .collect()
     )
+    if wide.height == 0:
+        return pl.DataFrame(schema=schema)
     long = wide.unpivot(
         on=methods, index=["epsilon", *keys, "n_users"], variable_name="method", value_name=value
     )
@@ -136,14 +147,14 @@ def win_summary(
     return pl.DataFrame(rows, schema=WIN_SUMMARY_SCHEMA, orient="row")
 
 
-def _methods(per_user: pl.DataFrame, divergence: str) -> list[str]:
+def _methods(per_user: pl.DataFrame | pl.LazyFrame, divergence: str) -> list[str]:
     prefix = f"{divergence}_"
-    return [c[len(prefix) :] for c in per_user.columns if c.startswith(prefix)]
+    return [c[len(prefix) :] for c in per_user.collect_schema().names() if c.startswith(prefix)]
 
 
-def max_table(per_user: pl.DataFrame, divergence: str) -> pl.DataFrame:
+def max_table(per_user: pl.DataFrame | pl.LazyFrame, divergence: str) -> pl.DataFrame:
     """``epsilon, attribute, subcategory, method, max_<divergence>, n_users``: the worst case
-    over each subcategory's users, per ε and method."""
+    over each subcategory's users, per ε and method (a lazy ``per_user``: as a stream)."""
     methods = _methods(per_user, divergence)
     frame = per_user.select(
         "epsilon",
@@ -222,12 +233,26 @@ def _pooled(max_tv: pl.DataFrame, max_kl: pl.DataFrame) -> pl.DataFrame | None:
     return result.select(pl.lit("tv+kl").alias("divergence"), pl.all())
 
 
-def tradeoff_table(per_user: pl.DataFrame) -> pl.DataFrame:
+def _divergence_columns(per_user: pl.DataFrame | pl.LazyFrame) -> list[str]:
+    return [
+        c
+        for c in per_user.collect_schema().names()
+        if c.split("_", 1)[0] in ("tv", "kl") and "_" in c
+    ]
+
+
+def tradeoff_table(per_user: pl.DataFrame | Sequence[str | os.PathLike[str]]) -> pl.DataFrame:
     """:data:`TRADEOFF_SCHEMA`: per ε, divergence and method, the worst case (``max``) and the
     ``median`` of the divergence over every (user, subcategory) row of ``per_user`` (the
     ``<divergence>_<method>`` columns of :func:`ldpsample.events.evaluate_attribute`), and how
-    many rows that is. Sorted by divergence, method, statistic, ε."""
-    columns = [c for c in per_user.columns if c.split("_", 1)[0] in ("tv", "kl") and "_" in c]
+    many rows that is. Sorted by divergence, method, statistic, ε.
+
+    ``per_user`` may be the parquet files of its parts (the map/reduce metrics jobs): then the
+    medians are selected exactly in two passes over the parts (:func:`_exact_medians`), so that
+    no column is held whole; the table is the same."""
+    if not isinstance(per_user, pl.DataFrame):
+        return _tradeoff_of_parts(list(per_user))
+    columns = _divergence_columns(per_user)
     if per_user.height == 0 or not columns:
         return pl.DataFrame(schema=TRADEOFF_SCHEMA)
     long = per_user.select("epsilon", *columns).unpivot(
@@ -241,6 +266,10 @@ def tradeoff_table(per_user: pl.DataFrame) -> pl.DataFrame:
         pl.col("value").median().alias("median"),
         pl.len().cast(pl.Int64).alias("rows"),
     )
+    return _tradeoff_rows(stats)
+
+
+def _tradeoff_rows(stats: pl.DataFrame) -> pl.DataFrame:
     return (
         stats.unpivot(
             on=["max", "median"],
@@ -300,3 +329,198 @@ def empty_audit() -> pl.DataFrame:
 def concat(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
     frames = list(frames)
     return pl.concat(frames, how="vertical") if frames else pl.DataFrame()
+
+
+def _tradeoff_of_parts(parts: list[str | os.PathLike[str]]) -> pl.DataFrame:
+    """:func:`tradeoff_table` of the per-user rows in parquet ``parts``: maxima and counts as
+    a streaming aggregation, medians by :func:`_exact_medians`."""
+    if not parts:
+        return pl.DataFrame(schema=TRADEOFF_SCHEMA)
+    lf = pl.scan_parquet([str(p) for p in parts])
+    columns = _divergence_columns(lf)
+    if not columns:
+        return pl.DataFrame(schema=TRADEOFF_SCHEMA)
+    wide = (
+        lf.group_by("epsilon")
+        .agg(
+            *[pl.col(c).max().alias(f"max:{c}") for c in columns],
+            pl.len().cast(pl.Int64).alias("rows"),
+        )
+        .collect()
+    )
+    if wide.height == 0 or wide["rows"].sum() == 0:
+        return pl.DataFrame(schema=TRADEOFF_SCHEMA)
+    medians = _exact_medians(parts, columns, wide.select("epsilon", "rows").rows())
+    records = []
+    for row in wide.iter_rows(named=True):
+        for column in columns:
+            divergence, method = column.split("_", 1)
+            records.append(
+                (
+                    row["epsilon"],
+                    divergence,
+                    method,
+                    row[f"max:{column}"],
+                    medians[(row["epsilon"], column)],
+                    row["rows"],
+                )
+            )
+    stats = pl.DataFrame(
+        records,
+        schema={
+            "epsilon": pl.Float64(),
+            "divergence": pl.String(),
+            "method": pl.String(),
+            "max": pl.Float64(),
+            "median": pl.Float64(),
+            "rows": pl.Int64(),
+        },
+        orient="row",
+    )
+    return _tradeoff_rows(stats)
+
+
+#: Bits of a float's order key that choose its bin in :func:`_exact_medians` (2**20 bins).
+_BIN_SHIFT = 44
+
+
+def _order_keys(values: np.ndarray) -> np.ndarray:
+    """int64 keys in the order of the floats (IEEE total order: negatives below -0.0 below
+    +0.0 below positives; NaN never occurs here)."""
+    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.int64)
+    return np.where(bits < 0, bits ^ np.int64(0x7FFFFFFFFFFFFFFF), bits)
+
+
+def _exact_medians(
+    parts: list[str | os.PathLike[str]],
+    columns: list[str],
+    counts: list[tuple[float, int]],
+) -> dict[tuple[float, str], float]:
+    """The median of every column per ε over the rows of ``parts``, exactly as polars'
+    ``median`` of the whole column: the middle value, or polars' median of the two middle
+    values. Pass 1 counts the values per bin of their order key's high bits; pass 2 keeps the
+    values of the bins holding the middle ranks and selects them. Memory: one part's columns
+    and those bins."""
+    edges = 1 << (64 - _BIN_SHIFT)
+    histograms = {(eps, c): np.zeros(edges, dtype=np.int64) for eps, _ in counts for c in columns}
+
+    def read(part: str | os.PathLike[str]) -> pl.DataFrame:
+        return pl.read_parquet(str(part), columns=["epsilon", *columns])
+
+    def groups(frame: pl.DataFrame):
+        for (eps,), rows in frame.partition_by("epsilon", as_dict=True).items():
+            for column in columns:
+                yield eps, column, rows[column].to_numpy()
+
+    for part in parts:
+        for eps, column, values in groups(read(part)):
+            bins = (_order_keys(values) >> _BIN_SHIFT) + edges // 2
+            histograms[(eps, column)] += np.bincount(bins, minlength=edges)
+    ranks = {eps: sorted({(n - 1) // 2, n // 2}) for eps, n in counts}
+    wanted: dict[tuple[float, str], dict[int, int]] = {}  # bin -> values below it
+    for (eps, column), histogram in histograms.items():
+        below = np.concatenate([[0], np.cumsum(histogram)])
+        wanted[(eps, column)] = {
+            int(np.searchsorted(below, rank, side="right") - 1): 0 for rank in ranks[eps]
+        }
+        for b in wanted[(eps, column)]:
+            wanted[(eps, column)][b] = int(below[b])
+    kept: dict[tuple[float, str], list[np.ndarray]] = {k: [] for k in histograms}
+    for part in parts:
+        for eps, column, values in groups(read(part)):
+            bins = (_order_keys(values) >> _BIN_SHIFT) + edges // 2
+            kept[(eps, column)].append(values[np.isin(bins, list(wanted[(eps, column)]))])
+    medians = {}
+    for (eps, column), chunks in kept.items():
+        values = np.concatenate(chunks)
+        values = values[np.argsort(_order_keys(values), kind="stable")]
+        first = min(wanted[(eps, column)].values())
+        middle = [values[rank - first] for rank in ranks[eps]]
+        medians[(eps, column)] = pl.Series(middle, dtype=pl.Float64).median()
+    return medians
+
+
+def check_audit_parts(audit: pl.DataFrame) -> pl.DataFrame:
+    """The audit rows of several buckets' metrics jobs as one table: each (attribute,
+    subcategory, ε, kernel) once, sorted; every bucket audits the same kernel, so duplicates
+    must agree (a :class:`PrivacyAuditError` otherwise, as for a failed audit)."""
+    keys = ["attribute", "subcategory", "epsilon", "kernel"]
+    unique = audit.unique(maintain_order=True)
+    clash = unique.group_by(keys).len().filter(pl.col("len") > 1)
+    if clash.height:
+        row = clash.row(0, named=True)
+        raise PrivacyAuditError(
+            f"the buckets' audits of {row['attribute']}={row['subcategory']!r} {row['kernel']} "
+            f"at epsilon {row['epsilon']!r} disagree: every bucket must use the same kernel"
+        )
+    return unique.sort(*keys)
+
+
+def write_per_user_parts(
+    parts: Sequence[tuple[str, int, str | os.PathLike[str]]],
+    path: str | os.PathLike[str],
+    *,
+    row_group_rows: int = 1 << 18,
+) -> int:
+    """Write the per-user parts of (attribute, bucket) metrics jobs as one parquet file in
+    (epsilon, attribute, subcategory, user) order, the order of :func:`concat_attribute_parts`,
+    holding one batch per part at a time. Returns the number of rows.
+
+    Each part (``(attribute, bucket, file)``) holds one attribute's users of one bucket in
+    (epsilon, subcategory, user) order; buckets are ranges of users in sorted order, so the
+    runs of equal (epsilon, subcategory) are taken attribute by attribute and bucket by bucket.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ldpsample.pipeline.io import atomic_path
+
+    runs = []
+    for index, (attribute, bucket, part) in enumerate(parts):
+        keys = pl.read_parquet(str(part), columns=["epsilon", "subcategory"])
+        starts = (
+            keys.with_row_index("_start")
+            .group_by("epsilon", "subcategory", maintain_order=True)
+            .agg(pl.col("_start").first(), pl.len().alias("_rows"))
+        )
+        for eps, subcategory, start, rows in starts.iter_rows():
+            runs.append((eps, attribute, subcategory, bucket, index, start, rows))
+    runs.sort(key=lambda run: run[:4])
+    files = [pq.ParquetFile(str(part)) for _, _, part in parts]
+    schema = files[0].schema_arrow if files else None
+    readers = [f.iter_batches(batch_size=1 << 15) for f in files]
+    pending: list[Any] = [None] * len(files)  # the rest of each part's current batch
+    position = [0] * len(files)
+    total = 0
+    with atomic_path(path) as tmp:
+        if schema is None:
+            pl.DataFrame().write_parquet(tmp)
+            return 0
+        writer = pq.ParquetWriter(str(tmp), schema, compression="zstd")
+        buffer: list[Any] = []
+        buffered = 0
+        try:
+            for _, _, _, _, index, start, rows in runs:
+                if position[index] != start:
+                    raise ValueError(f"{parts[index][2]}: rows not in (epsilon, subcategory) order")
+                need = rows
+                while need:
+                    batch = pending[index] if pending[index] is not None else next(readers[index])
+                    take = batch.slice(0, need)
+                    pending[index] = (
+                        batch.slice(take.num_rows) if take.num_rows < batch.num_rows else None
+                    )
+                    buffer.append(take)
+                    buffered += take.num_rows
+                    need -= take.num_rows
+                position[index] += rows
+                if buffered >= row_group_rows:
+                    writer.write_table(pa.Table.from_batches(buffer, schema=schema))
+                    total += buffered
+                    buffer, buffered = [], 0
+            if buffered or total == 0:
+                writer.write_table(pa.Table.from_batches(buffer, schema=schema))
+                total += buffered
+        finally:
+            writer.close()
+    return total

@@ -18,9 +18,11 @@ which raise the same error through :func:`config_error`. The workflow runs both 
 from __future__ import annotations
 
 import copy
+import importlib.util
 import math
 import os
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -585,12 +587,40 @@ def _events_entry_problems(key: str, entry: dict) -> list[str]:
                 f"per attribute {attributes!r} (same order)",
             )
     for path_key, path in paths:
-        if not str(path).startswith("results/") and not Path(path).exists():
-            problem(
-                path_key,
-                f"file not found: {path!r} (relative paths are read from the working directory)",
-            )
+        if str(path).startswith("results/"):
+            continue
+        if path_key.endswith(".spec") or not _is_table_path(path):
+            if not Path(path).exists():
+                problem(
+                    path_key,
+                    f"file not found: {path!r} (relative paths are read from the working "
+                    "directory)",
+                )
+            continue
+        try:  # a file, a folder or a glob: it must name at least one table file
+            _events_files().list_table_files(path, key=path_key)
+        except (OSError, ValueError) as exc:
+            problem(path_key, str(exc))
     return problems
+
+
+def _events_files() -> Any:
+    """ldpsample/events/files.py (standard library only), loaded by path like this module."""
+    name = "ldpsample_events_files"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, Path(__file__).resolve().parents[1] / "events" / "files.py"
+        )
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[name] = module
+    return sys.modules[name]
+
+
+def _is_table_path(path: str) -> bool:
+    """Whether ``path`` names a table the way events.<name>.path may: an existing file or
+    folder, or a glob (a missing file is checked as a file)."""
+    return Path(path).is_dir() or _events_files().is_pattern(path)
 
 
 #: Keys that only a publication uses, with their schema defaults (a config error with
