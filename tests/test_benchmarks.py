@@ -6,6 +6,7 @@ notes live in one file)."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,17 +48,38 @@ def test_a_file_without_markers_becomes_the_table(tmp_path):
     assert text.startswith(f"{BEGIN}\n# Benchmarks") and text.endswith(f"{END}\n")
 
 
-def test_the_results_file_and_the_readme_hold_the_generated_table():
-    """benchmarks/results.md has the markers (a run keeps its notes); the README's Performance
-    section quotes the table's rows."""
+def _generated_rows() -> dict[str, str]:
+    """benchmarks/results.md's generated table: each row's name -> its lines, joined."""
     results = (ROOT / "benchmarks" / "results.md").read_text()
     assert results.count(BEGIN) == 1 and results.count(END) == 1
     table = results.split(BEGIN, 1)[1].split(END, 1)[0]
-    rows = [line for line in table.splitlines() if line.startswith("| **")]
-    assert {line.split("**")[1] for line in rows} >= {"apply-4000", "kl-brentq", "avazu-stage"}
+    rows: dict[str, str] = {}
+    name = None
+    for line in table.splitlines():
+        if line.startswith("| **"):
+            name = line.split("**")[1]
+        if name and line.startswith("|"):
+            rows[name] = rows.get(name, "") + line + "\n"
+    return rows
+
+
+def test_the_readmes_headline_numbers_are_in_the_generated_table():
+    """benchmarks/results.md has the markers (a run keeps its notes); each line of the README's
+    Performance table names a row of it and quotes only numbers that row holds (times, ratios,
+    rates: every number written with a decimal point or as a ratio)."""
+    rows = _generated_rows()
+    assert set(rows) >= {"apply-4000", "kl-brentq", "avazu-stage", "test-command"}
     readme = (ROOT / "README.md").read_text()
-    for line in rows:
-        assert line in readme, line
+    section = readme.split("## Performance", 1)[1].split("\n## ", 1)[0]
+    quoted = [line for line in section.splitlines() if line.startswith("| `")]
+    assert len(quoted) >= 5, section
+    for line in quoted:
+        name = line.split("`")[1]
+        assert name in rows, f"{name}: not a row of benchmarks/results.md"
+        numbers = re.findall(r"\d[\d,]*\.\d+x?|\d[\d,]*x\b", line.split("|")[2])
+        assert numbers, line
+        for number in numbers:
+            assert number in rows[name], f"{name}: {number} is not in its row"
 
 
 def test_a_baseline_revision_loads_the_mollifier_package_as_it_was(tmp_path, monkeypatch):

@@ -49,22 +49,53 @@ def readme_clone():
         readme_clone_block.remove(clone, proc)
 
 
-def _main_job_outputs() -> list[str]:
-    """The results/ paths of the README's "What the main job produces" table."""
-    section = README.split("## What the main job produces", 1)[1].split("\n## ", 1)[0]
+def _table_outputs(text: str, heading: str) -> list[str]:
+    """The results/ paths in the first column of the table under ``heading``: the first name of
+    a cell is a path, a later name without a folder lies beside it (``values.parquet``,
+    ``figure.png``)."""
+    section = text.split(heading, 1)[1].split("\n## ", 1)[0]
     paths = []
-    for cell in re.findall(r"^\| `([^`]+)`", section, re.M):
-        if cell.startswith("results/") and "<" not in cell:
-            paths.append(cell)
+    for cell in re.findall(r"^\| (`[^|]+)\|", section, re.M):
+        names = re.findall(r"`([^`]+)`", cell)
+        folder = names[0].rsplit("/", 1)[0]
+        for name in names:
+            path = name if "/" in name else f"{folder}/{name}"
+            if path.startswith("results/") and "<" not in path:
+                paths.append(path)
     return paths
+
+
+def _main_job_outputs() -> list[str]:
+    """The results/ paths of the README's "What the main job produces" table and of the main
+    job's table in docs/outputs.md."""
+    docs = (ROOT / "docs" / "outputs.md").read_text()
+    return sorted(
+        {
+            *_table_outputs(README, "## What the main job produces"),
+            *_table_outputs(docs, "## The main job"),
+        }
+    )
 
 
 @pytest.mark.workflow
 def test_first_block_runs_the_main_job(readme_clone):
     outputs = _main_job_outputs()
-    assert len(outputs) >= 5
+    assert len(outputs) >= 9, outputs
     for path in outputs:
         assert (readme_clone / path).stat().st_size > 0, path
+
+
+@pytest.mark.workflow
+def test_the_readmes_figure_is_the_main_jobs(readme_clone):
+    """The README's headline figure (docs/img/synthetic-figure.png) is what the main job draws:
+    the same size and, pixel by pixel, the same image (font rendering may differ by a shade)."""
+    import matplotlib.image
+
+    (figure,) = re.findall(r"!\[[^\]]*\]\((docs/img/[^)]+)\)", README)
+    shown = matplotlib.image.imread(ROOT / figure)
+    drawn = matplotlib.image.imread(readme_clone / "results" / "synthetic" / "figure.png")
+    assert shown.shape == drawn.shape
+    assert float(abs(shown - drawn).mean()) < 0.01
 
 
 @pytest.mark.workflow
@@ -91,8 +122,8 @@ def test_report_builds_from_the_readme_install(readme_clone):
 
 @pytest.mark.workflow
 def test_the_readme_venvs_commands_name_its_folder(readme_clone):
-    """Why the README says a moved project's `.venv/bin/snakemake` stops working: pip writes the
-    venv's absolute path into each command's first line, which a move leaves pointing at the old
+    """Why docs/running.md says a moved project's `.venv/bin/snakemake` stops working: pip
+    writes the venv's absolute path into each command's first line, which a move leaves pointing at the old
     folder (test_workflow.py runs `.venv/bin/python -m snakemake` from a moved project)."""
     for command in ("snakemake", "pip"):
         first = (readme_clone / ".venv" / "bin" / command).read_text().splitlines()[0]

@@ -420,11 +420,11 @@ def test_avazu_synthetic_tables(synthetic_run):
     assert not (results / "released").exists() and not (results / "audit_users.csv").exists()
 
 
-def test_readme_names_the_avazu_figures_as_written(synthetic_run):
-    """The README's output table names each attribute's figure as the run writes it (it said
+def test_outputs_page_names_the_avazu_figures_as_written(synthetic_run):
+    """docs/outputs.md's table names each attribute's figure as the run writes it (it said
     figures/<attribute>.png; the files are attribute~C1.png, ...)."""
     row = "`results/avazu/subcategories.csv`, `figures/attribute~<attribute>.png`"
-    assert row in (ROOT / "README.md").read_text()
+    assert row in (ROOT / "docs" / "outputs.md").read_text()
     figures = synthetic_run / "results" / "avazu" / "figures"
     assert sorted(p.name for p in figures.glob("*.png")) == sorted(
         f"attribute~{attribute}.png" for attribute in SYNTHETIC["attributes"]

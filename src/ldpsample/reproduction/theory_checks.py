@@ -451,7 +451,7 @@ def tv_bound(results: Path, ctx: Mapping[str, object]) -> Outcome:
     return Outcome(
         f"largest TV(p, pK) / 2 TV(p, q): {shown}",
         worst <= EXACT,
-        "a user's TV(p, pK) exceeds 2 TV(p, q) (docs/reproduction.md#the-bound-tvp-pk--2-tvp-q)",
+        "a user's TV(p, pK) exceeds 2 TV(p, q) (docs/reproduction.md#the-bound-tvp-pk--2tvp-q)",
     )
 
 
