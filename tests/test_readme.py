@@ -123,8 +123,9 @@ def test_report_builds_from_the_readme_install(readme_clone):
 @pytest.mark.workflow
 def test_the_readme_venvs_commands_name_its_folder(readme_clone):
     """Why docs/running.md says a moved project's `.venv/bin/snakemake` stops working: pip
-    writes the venv's absolute path into each command's first line, which a move leaves pointing at the old
-    folder (test_workflow.py runs `.venv/bin/python -m snakemake` from a moved project)."""
+    writes the venv's absolute path into each command's first line, which a move leaves pointing
+    at the old folder (test_workflow.py runs `.venv/bin/python -m snakemake` from a moved
+    project)."""
     for command in ("snakemake", "pip"):
         first = (readme_clone / ".venv" / "bin" / command).read_text().splitlines()[0]
         assert first.startswith(f"#!{readme_clone / '.venv' / 'bin' / 'python'}"), first

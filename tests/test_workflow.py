@@ -192,12 +192,12 @@ def test_nothing_left_to_do_after_a_run(default_run):
 
 
 def test_a_moved_project_with_its_venv_inside(tmp_path):
-    """docs/running.md: a `.venv` inside the project moves with it, and
-    `.venv/bin/python -m snakemake` works from the new folder and finds nothing to do (the venv's interpreter is a link to the
-    system's, and the jobs import the library from the moved src/); its commands such as
-    `.venv/bin/snakemake` name the old folder's path and do not (test_readme.py checks the
-    README install's). The venv here sees the test environment's packages through a .pth file
-    instead of a pip install."""
+    """docs/running.md: a `.venv` inside the project moves with it, and `.venv/bin/python -m
+    snakemake` works from the new folder and finds nothing to do (the venv's interpreter is a
+    link to the system's, and the jobs import the library from the moved src/); its commands
+    such as `.venv/bin/snakemake` name the old folder's path and do not (test_readme.py checks
+    the README install's). The venv here sees the test environment's packages through a .pth
+    file instead of a pip install."""
     project = copy_workflow(tmp_path / "project")
     venv = project / ".venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
