@@ -30,44 +30,48 @@ def _apply_4000_sizes(quick: bool) -> tuple[int, int]:
     return (500, 1000) if quick else (5000, 4000)
 
 
-def _apply_4000_subject(quick: bool) -> object:
-    from ldpsample.minimax import apply_minimax, minimax_coefficients
-
-    users, n = _apply_4000_sizes(quick)
-    kernel = minimax_coefficients(random_prior(n, 1), epsilon=EPSILON)
-    return apply_minimax(random_users(users, n, 2), kernel)
+def _apply_1e6_sizes(quick: bool) -> tuple[int, int]:
+    return (100_000, 100) if quick else (1_000_000, 100)
 
 
 def _dense_2000_n(quick: bool) -> int:
     return 500 if quick else 2000
 
 
-def _dense_2000_subject(quick: bool) -> object:
-    from ldpsample.minimax import minimax_kernel
-
-    return minimax_kernel(random_prior(_dense_2000_n(quick), 5), epsilon=EPSILON)
-
-
 def _dense_10000_n(quick: bool) -> int:
     return 2000 if quick else 10_000
 
 
-def _dense_10000_subject(quick: bool) -> object:
+def _apply(users: int, n: int, *, seeds: tuple[int, int]) -> object:
+    """An apply row's subject: :func:`apply_minimax` of ``users`` seeded users with the
+    precomputed coefficients of a seeded prior over ``n`` items (``seeds``: prior, users)."""
+    from ldpsample.minimax import apply_minimax, minimax_coefficients
+
+    kernel = minimax_coefficients(random_prior(n, seeds[0]), epsilon=EPSILON)
+    return apply_minimax(random_users(users, n, seeds[1]), kernel)
+
+
+def _dense(n: int, *, seed: int) -> object:
+    """A dense row's subject: :func:`minimax_kernel` of a seeded prior over ``n`` items."""
     from ldpsample.minimax import minimax_kernel
 
-    return minimax_kernel(random_prior(_dense_10000_n(quick), 6), epsilon=EPSILON)
+    return minimax_kernel(random_prior(n, seed), epsilon=EPSILON)
 
 
-def _apply_1e6_sizes(quick: bool) -> tuple[int, int]:
-    return (100_000, 100) if quick else (1_000_000, 100)
+def _apply_4000_subject(quick: bool) -> object:
+    return _apply(*_apply_4000_sizes(quick), seeds=(1, 2))
 
 
 def _apply_1e6_subject(quick: bool) -> object:
-    from ldpsample.minimax import apply_minimax, minimax_coefficients
+    return _apply(*_apply_1e6_sizes(quick), seeds=(7, 8))
 
-    users, n = _apply_1e6_sizes(quick)
-    kernel = minimax_coefficients(random_prior(n, 7), epsilon=EPSILON)
-    return apply_minimax(random_users(users, n, 8), kernel)
+
+def _dense_2000_subject(quick: bool) -> object:
+    return _dense(_dense_2000_n(quick), seed=5)
+
+
+def _dense_10000_subject(quick: bool) -> object:
+    return _dense(_dense_10000_n(quick), seed=6)
 
 
 def _audit_n(quick: bool) -> int:
