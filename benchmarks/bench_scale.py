@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-from run_all import _timed_run
+from runner.measure import timed_run
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -162,10 +162,10 @@ def run(
         (work / "config" / "scale.yaml").write_text(yaml.safe_dump(overlay))
         snakemake = [sys.executable, "-m", "snakemake", "--configfile", "config/scale.yaml"]
         # the histogram phase: every job up to the priors of each attribute
-        first, first_peak, _ = _timed_run(
+        first, first_peak, _ = timed_run(
             [*snakemake, "--cores", "2", "--until", "events_priors", "events_histograms"], work
         )
-        rest, rest_peak, _ = _timed_run([*snakemake, "--cores", "2"], work)
+        rest, rest_peak, _ = timed_run([*snakemake, "--cores", "2"], work)
         peaks, seconds, jobs = _job_stats(work)
         layout = json.loads((folder / "done.json").read_text())
         used = buckets

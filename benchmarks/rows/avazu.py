@@ -1,0 +1,119 @@
+"""The Avazu rows, each step in processes of their own (measured from outside by ``wait4``):
+
+* ``avazu``: Avazu-shaped log (``--avazu-rows``, default 10^6; the README quotes 10^7 and the full
+  40.4M): gzip CSV -> parquet and the 9 attribute histograms, through ``bench_avazu.run`` (each
+  step in its own process; its own peak memory);
+* ``avazu-stage``: the pipeline's Avazu stage through Snakemake (``snakemake --cores 2``) in a
+  temporary copy of the project, on the generated log (``avazu.source: synthetic``,
+  ``--avazu-stage-rows``, default the official 40,428,967 rows): a first run generates and
+  converts the log (reported, not the target), the timed run is the stage with the parquet
+  present; peak memory is the largest process of that run (``ru_maxrss`` of the Snakemake
+  process's waited-for descendants, from ``wait4``), and the note names each rule's largest
+  job (its ``logs/benchmarks/`` files). Target < 60 s and < 2 GB per job on 2 cores.
+
+Imports the standard library and :mod:`runner` at the top; ``ldpsample``, ``yaml``,
+``bench_avazu`` and ``bench_scale`` inside each function, so that a row's processes load only
+what it uses (see :mod:`rows`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from runner.measure import Measure, Row, benchmark_peaks, timed_run
+from runner.registry import in_own_processes, register
+
+
+def _avazu_rows(quick: bool) -> int:
+    return 200_000 if quick else int(os.environ.get("RUN_ALL_AVAZU_ROWS", 1_000_000))
+
+
+@register("avazu", in_own_processes)
+def row_avazu(quick: bool) -> Row:
+    from bench_avazu import run
+
+    from ldpsample.datasets.avazu import AVAZU_ATTRIBUTES
+
+    rows = _avazu_rows(quick)
+    row = Row(
+        "avazu", f"Avazu-shaped log, {rows:,} rows (bench_avazu.py; each step its own process)"
+    )
+    work = Path(tempfile.mkdtemp(prefix="run_all_avazu_"))
+    try:
+        src, parquet = work / "train.gz", work / "train.parquet"
+        t, peak, info = run("generate", src=str(src), rows=rows, seed=2025)
+        row.measures.append(
+            Measure(
+                "generate train.gz (input, not timed in README)", t, f"{info}; peak {peak:,.0f} MiB"
+            )
+        )
+        t, peak, info = run("convert", src=str(src), parquet=str(parquet))
+        row.measures.append(Measure("CSV.gz -> parquet", t, f"{info}; peak {peak:,.0f} MiB"))
+        total, worst = 0.0, 0.0
+        for attribute in AVAZU_ATTRIBUTES:
+            out = work / f"histograms-{attribute}.parquet"
+            t, peak, _ = run("histograms", parquet=str(parquet), attribute=attribute, out=str(out))
+            total += t
+            worst = max(worst, peak)
+        row.measures.append(
+            Measure(
+                f"{len(AVAZU_ATTRIBUTES)} attribute histograms", total, f"peak <= {worst:,.0f} MiB"
+            )
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return row
+
+
+def _avazu_stage_rows(quick: bool) -> int:
+    return 100_000 if quick else int(os.environ.get("RUN_ALL_AVAZU_STAGE_ROWS", 40_428_967))
+
+
+@register("avazu-stage", in_own_processes)
+def row_avazu_stage(quick: bool) -> Row:
+    import yaml
+    from bench_scale import copy_project
+
+    rows = _avazu_stage_rows(quick)
+    row = Row(
+        "avazu-stage",
+        f"Avazu stage through Snakemake, generated log of {rows:,} rows, parquet present, "
+        "`--cores 2`",
+    )
+    work = Path(tempfile.mkdtemp(prefix="run_all_avazu_stage_"))
+    try:
+        copy_project(work)
+        off = ("synthetic", "theory", "movielens", "wpm_ring", "wpm_movielens", "wpm_gowalla")
+        overlay = {
+            "experiments": {**{name: False for name in off}, "avazu": True},
+            "avazu": {"source": "synthetic", "synthetic": {"rows": rows}},
+        }
+        (work / "config" / "run_all.yaml").write_text(yaml.safe_dump(overlay))
+        snakemake = [sys.executable, "-m", "snakemake", "--configfile", "config/run_all.yaml"]
+        prepare = [*snakemake, "--cores", "2", "--until", "avazu_convert"]
+        seconds, peak, _ = timed_run(prepare, work)
+        row.measures.append(
+            Measure(
+                "generate and convert the log (input, not the target)",
+                seconds,
+                f"peak {peak:,.0f} MiB",
+            )
+        )
+        seconds, peak, _ = timed_run([*snakemake, "--cores", "2"], work)
+        row.measures.append(
+            Measure(
+                "the stage (9 histogram, 9 metrics, aggregate, release, figure jobs)",
+                seconds,
+                f"largest process {peak:,.0f} MiB (target < 2 GB per job); largest "
+                f"job by rule (Snakemake's benchmark files, MB): "
+                f"{benchmark_peaks(work, 'avazu_', skip=('avazu_generate', 'avazu_convert'))}",
+                limit=60,
+            )
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return row
