@@ -5,9 +5,10 @@ EVENTS_RESULTS = "results/events"
 # Dataset names (checked with the config: ldpsample.pipeline.config_check.check_events).
 EVENTS_NAME_PATTERN = CONFIG_CHECK.EVENTS_NAME_PATTERN
 # Library modules whose edits re-run each events job (a script's code trigger sees only the script).
-EVENTS_HISTOGRAM_CODE = ("events/table.py", "events/histograms.py")
+EVENTS_HISTOGRAM_CODE = ("events/table.py", "events/schemas.py", "events/histograms.py")
 EVENTS_METRICS_CODE = (
     "events/metrics.py",
+    "events/schemas.py",
     "events/priors.py",
     "minimax_sparse.py",
     "events/release.py",
@@ -23,6 +24,7 @@ EVENTS_TABLE_CODE = ("events/tables.py",)
 EVENTS_BUCKET_CODE = (
     "events/files.py",
     "events/table.py",
+    "events/schemas.py",
     "events/histograms.py",
     "events/buckets.py",
 )
@@ -34,6 +36,7 @@ EVENTS_SPEC_CODE = (
     "publish/spec.py",
     "publish/build.py",
     "events/table.py",
+    "events/schemas.py",
     "events/histograms.py",
 )
 EVENTS_PUBLISH_CODE = (

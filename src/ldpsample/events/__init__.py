@@ -22,7 +22,7 @@ from ldpsample._lazy import lazy_exports
 #: histogram job imports ldpsample.events.histograms without the metrics' scipy (0.24 s of
 #: each such job's start).
 _EXPORTS: dict[str, str] = {
-    "METHODS": "ldpsample.events.metrics",
+    "METHODS": "ldpsample.events.schemas",
     "EventHistograms": "ldpsample.events.histograms",
     "EventsEvaluation": "ldpsample.events.evaluation",
     "EventsTableError": "ldpsample.events.table",
@@ -50,6 +50,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 if TYPE_CHECKING:  # static analysers see the eager imports
     from ldpsample.events.evaluation import EventsEvaluation, evaluate_events
     from ldpsample.events.histograms import EventHistograms, build_event_histograms
-    from ldpsample.events.metrics import METHODS, evaluate_attribute
+    from ldpsample.events.metrics import evaluate_attribute
     from ldpsample.events.release import PrivacyAuditError
+    from ldpsample.events.schemas import METHODS
     from ldpsample.events.table import EventsTableError

@@ -46,7 +46,6 @@ import polars as pl
 
 from ldpsample.events.files import TableFiles, estimated_rows
 from ldpsample.events.histograms import (
-    HISTOGRAM_SCHEMA,
     _check_listed,
     _check_options,
     _exact_sums,
@@ -57,6 +56,13 @@ from ldpsample.events.histograms import (
     item_tops,
     kept_histograms,
     raise_on_checks,
+)
+from ldpsample.events.schemas import (
+    BUCKET_STATS_SCHEMA,
+    HISTOGRAM_SCHEMA,
+    ITEM_STATS_SCHEMA,
+    RANK_SCHEMA,
+    ROWS_SCHEMA,
 )
 from ldpsample.events.table import EventsTableError, scan_events, table_files
 from ldpsample.pipeline.progress import phase
@@ -82,33 +88,6 @@ log = logging.getLogger(__name__)
 
 PathLike = str | os.PathLike[str]
 
-#: Rows per subcategory of a partition (summed over partitions by :func:`merge_partials`).
-ROWS_SCHEMA: dict[str, pl.DataType] = {
-    "attribute": pl.String(),
-    "subcategory": pl.String(),
-    "rows": pl.Int64(),
-}
-#: Partial sums of the item ranking (``rank_items_by``, or the count) per subcategory item.
-RANK_SCHEMA: dict[str, pl.DataType] = {
-    "attribute": pl.String(),
-    "subcategory": pl.String(),
-    "item": pl.String(),
-    "rank": pl.Float64(),
-}
-#: Kept users per subcategory of a bucket (buckets hold disjoint users: the counts add up).
-BUCKET_STATS_SCHEMA: dict[str, pl.DataType] = {
-    "attribute": pl.String(),
-    "subcategory": pl.String(),
-    "kept_users": pl.Int64(),
-}
-#: The items kept users of a bucket hold per subcategory, with their counts' sum (the pooled
-#: prior's partial sums).
-ITEM_STATS_SCHEMA: dict[str, pl.DataType] = {
-    "attribute": pl.String(),
-    "subcategory": pl.String(),
-    "item": pl.String(),
-    "mass": pl.Float64(),
-}
 #: Rows of the user column sampled for the boundaries (about; every k-th row, k from the files'
 #: sizes): a few hundred per bucket place the boundaries within about 5 % of the rows.
 SAMPLE_ROWS = 200_000

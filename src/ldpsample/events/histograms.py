@@ -38,6 +38,7 @@ from typing import Any
 
 import polars as pl
 
+from ldpsample.events.schemas import ALL, HISTOGRAM_SCHEMA, PRIOR_SCHEMA, SUBCATEGORY_SCHEMA
 from ldpsample.events.table import EventsTableError, locate_row, scan_events
 from ldpsample.pipeline.progress import phase
 
@@ -54,37 +55,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 PathLike = str | os.PathLike[str]
-
-#: Kept (attribute, subcategory, user, item) with the user's total count there (> 0).
-HISTOGRAM_SCHEMA: dict[str, pl.DataType] = {
-    "attribute": pl.String(),
-    "subcategory": pl.String(),
-    "user": pl.String(),
-    "item": pl.String(),
-    "count": pl.Float64(),
-}
-
-#: A public table's prior per kept subcategory (``prior: {path: ...}`` only).
-PRIOR_SCHEMA: dict[str, pl.DataType] = {
-    "attribute": pl.String(),
-    "subcategory": pl.String(),
-    "item": pl.String(),
-    "q": pl.Float64(),
-}
-
-#: Every subcategory met in the table, kept or skipped, and why.
-SUBCATEGORY_SCHEMA: dict[str, pl.DataType] = {
-    "attribute": pl.String(),
-    "subcategory": pl.String(),
-    "rows": pl.Int64(),
-    "kept_users": pl.Int64(),
-    "items": pl.Int64(),
-    "status": pl.String(),
-    "reason": pl.String(),
-}
-
-#: Subcategory name of ``attributes: []`` (the whole table is one subcategory).
-ALL = "all"
 
 #: Integers up to this bound are exact float64 values, and so are their sums.
 _EXACT = float(2**53)
