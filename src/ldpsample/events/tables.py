@@ -1,6 +1,12 @@
 """The evaluation tables of an events experiment, from the per-attribute parts: worst cases
 over users, win summaries and the kernel audit (an operator's view; what a release publishes and
-what it costs each user are :mod:`ldpsample.publish`'s)."""
+what it costs each user are :mod:`ldpsample.publish`'s).
+
+Uses: numpy, polars, pyarrow (imported by :func:`write_per_user_parts` only, for its import
+cost), ldpsample.events.schemas (the methods and the audit columns: not the metrics, so that
+:mod:`ldpsample.events.movielens` and :mod:`ldpsample.events.avazu` import this module without
+scipy), ldpsample.events.release, ldpsample.pipeline.io; no Snakemake.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +17,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ldpsample.events.metrics import AUDIT_SCHEMA, METHODS
 from ldpsample.events.release import EPSILON_TOLERANCE, PrivacyAuditError
+from ldpsample.events.schemas import AUDIT_SCHEMA, METHODS
+from ldpsample.pipeline.io import atomic_path
 
 __all__ = [
     "SUMMARY_SCHEMA",
@@ -472,8 +479,6 @@ def write_per_user_parts(
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from ldpsample.pipeline.io import atomic_path
 
     runs = []
     for index, (attribute, bucket, part) in enumerate(parts):
