@@ -6,7 +6,7 @@ EVENTS_RESULTS = "results/events"
 EVENTS_NAME_PATTERN = CONFIG_CHECK.EVENTS_NAME_PATTERN
 # Library modules whose edits re-run each events job (a script's code trigger sees only the script).
 # Reading a table and the steps of its histograms, shared by the one job (histograms.py) and
-# the map/reduce steps (buckets.py).
+# the map/reduce steps (the bucket_*.py modules and buckets.py).
 EVENTS_HISTOGRAM_STEPS = (
     "events/files.py",
     "events/table.py",
@@ -34,7 +34,17 @@ EVENTS_METRICS_CODE = (
 )
 EVENTS_TABLE_CODE = ("events/tables.py", "events/schemas.py")
 # The map/reduce steps of a table evaluated in buckets (events_buckets.smk).
-EVENTS_BUCKET_CODE = (*EVENTS_HISTOGRAM_STEPS, "events/buckets.py")
+EVENTS_BUCKET_CODE = (
+    *EVENTS_HISTOGRAM_STEPS,
+    "events/bucket_bounds.py",
+    "events/bucket_parts.py",
+    "events/bucket_split.py",
+    "events/bucket_ranks.py",
+    "events/bucket_tops.py",
+    "events/bucket_histograms.py",
+    "events/bucket_priors.py",
+    "events/buckets.py",
+)
 EVENTS_PRIOR_CODE = (*EVENTS_BUCKET_CODE, "events/priors.py")
 # A table's files (events.<name>.path: a file, a folder, a glob; stdlib only, loaded by path).
 EVENTS_FILES = load_library_module("ldpsample_events_files", "events/files.py")
