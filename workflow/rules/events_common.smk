@@ -32,7 +32,7 @@ EVENTS_METRICS_CODE = (
     "sampling.py",
     "audit.py",
 )
-EVENTS_TABLE_CODE = ("events/tables.py", "events/schemas.py")
+EVENTS_TABLE_CODE = ("events/tables.py", "events/tradeoff.py", "events/schemas.py")
 # The map/reduce steps of a table evaluated in buckets (events_buckets.smk).
 EVENTS_BUCKET_CODE = (
     *EVENTS_HISTOGRAM_STEPS,

@@ -11,10 +11,11 @@ users, items, public priors, in one job; its steps are ``table_checks``, ``prepa
 :mod:`~ldpsample.events.priors` (data-derived priors, user by user),
 :mod:`~ldpsample.events.metrics` (one attribute, all ε: divergences, audit),
 :mod:`~ldpsample.events.release` (the release kernel and its audit check),
-:mod:`~ldpsample.events.tables` (published tables), :mod:`~ldpsample.events.schemas` (the
-tables' layouts and the methods), :mod:`~ldpsample.events.evaluation` (all of it in one call,
-from Python), :mod:`~ldpsample.events.movielens` and :mod:`~ldpsample.events.avazu` (the
-experiments' tables); its figure is :mod:`ldpsample.figures.events`.
+:mod:`~ldpsample.events.tables` and :mod:`~ldpsample.events.tradeoff` (published tables),
+:mod:`~ldpsample.events.schemas` (the tables' layouts and the methods),
+:mod:`~ldpsample.events.evaluation` (all of it in one call, from Python),
+:mod:`~ldpsample.events.movielens` and :mod:`~ldpsample.events.avazu` (the experiments'
+tables); its figure is :mod:`ldpsample.figures.events`.
 
 Uses: ldpsample._lazy (each name of the export table is imported from its module on first
 use: evaluation, histograms, metrics, release, schemas, table); no Snakemake.
