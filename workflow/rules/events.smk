@@ -279,7 +279,9 @@ rule events_figure:
     input:
         max_tv=f"{EVENTS_RESULTS}/{{name}}/max_tv.csv",
         tradeoff=f"{EVENTS_RESULTS}/{{name}}/tradeoff.csv",
-        code=get_library_sources("figures/events.py", "figures/style.py"),
+        code=get_library_sources(
+            "figures/events.py", "figures/style.py", "events/schemas.py"
+        ),
     output:
         figures=report(
             directory(f"{EVENTS_RESULTS}/{{name}}/figures"),

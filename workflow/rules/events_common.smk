@@ -5,9 +5,23 @@ EVENTS_RESULTS = "results/events"
 # Dataset names (checked with the config: ldpsample.pipeline.config_check.check_events).
 EVENTS_NAME_PATTERN = CONFIG_CHECK.EVENTS_NAME_PATTERN
 # Library modules whose edits re-run each events job (a script's code trigger sees only the script).
-EVENTS_HISTOGRAM_CODE = ("events/table.py", "events/histograms.py")
+# Reading a table and the steps of its histograms, shared by the one job (histograms.py) and
+# the map/reduce steps (the bucket_*.py modules and buckets.py).
+EVENTS_HISTOGRAM_STEPS = (
+    "events/files.py",
+    "events/table.py",
+    "events/schemas.py",
+    "events/table_checks.py",
+    "events/prepared.py",
+    "events/item_tops.py",
+    "events/kept_histograms.py",
+    "events/subcategories.py",
+    "events/prior_tables.py",
+)
+EVENTS_HISTOGRAM_CODE = (*EVENTS_HISTOGRAM_STEPS, "events/histograms.py")
 EVENTS_METRICS_CODE = (
     "events/metrics.py",
+    "events/schemas.py",
     "events/priors.py",
     "minimax_sparse.py",
     "events/release.py",
@@ -18,12 +32,17 @@ EVENTS_METRICS_CODE = (
     "sampling.py",
     "audit.py",
 )
-EVENTS_TABLE_CODE = ("events/tables.py",)
+EVENTS_TABLE_CODE = ("events/tables.py", "events/tradeoff.py", "events/schemas.py")
 # The map/reduce steps of a table evaluated in buckets (events_buckets.smk).
 EVENTS_BUCKET_CODE = (
-    "events/files.py",
-    "events/table.py",
-    "events/histograms.py",
+    *EVENTS_HISTOGRAM_STEPS,
+    "events/bucket_bounds.py",
+    "events/bucket_parts.py",
+    "events/bucket_split.py",
+    "events/bucket_ranks.py",
+    "events/bucket_tops.py",
+    "events/bucket_histograms.py",
+    "events/bucket_priors.py",
     "events/buckets.py",
 )
 EVENTS_PRIOR_CODE = (*EVENTS_BUCKET_CODE, "events/priors.py")
@@ -33,8 +52,11 @@ EVENTS_FILES = load_library_module("ldpsample_events_files", "events/files.py")
 EVENTS_SPEC_CODE = (
     "publish/spec.py",
     "publish/build.py",
+    "events/files.py",
     "events/table.py",
-    "events/histograms.py",
+    "events/schemas.py",
+    "events/table_checks.py",
+    "events/prior_tables.py",
 )
 EVENTS_PUBLISH_CODE = (
     "publish/spec.py",

@@ -14,7 +14,7 @@ MOVIELENS_EVENTS = {
     "ml100k": "results/movielens/events/ml-100k.parquet",
 }
 # Library modules whose edits re-run the MovieLens tables and figures.
-MOVIELENS_TABLE_CODE = ("events/movielens.py", "events/tables.py")
+MOVIELENS_TABLE_CODE = ("events/movielens.py", *EVENTS_TABLE_CODE)
 MOVIELENS_FIGURE_CODE = (
     "figures/movielens.py",
     "figures/real_data.py",

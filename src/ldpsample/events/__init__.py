@@ -3,13 +3,22 @@ mechanisms of :mod:`ldpsample` — histograms per attribute subcategory, utility
 and the audit of every kernel used (evaluation; publishing a release is
 :mod:`ldpsample.publish`).
 
-Modules: :mod:`~ldpsample.events.table` (reading and checking a table),
-:mod:`~ldpsample.events.histograms` (subcategories, kept users, items, public priors),
+Modules: :mod:`~ldpsample.events.files` and :mod:`~ldpsample.events.table` (which files a
+table is; reading and checking it), :mod:`~ldpsample.events.histograms` (subcategories, kept
+users, items, public priors, in one job; its steps are ``table_checks``, ``prepared``,
+``item_tops``, ``kept_histograms``, ``subcategories`` and ``prior_tables``),
+:mod:`~ldpsample.events.buckets` (the same as map/reduce steps, the ``bucket_*`` modules),
+:mod:`~ldpsample.events.priors` (data-derived priors, user by user),
 :mod:`~ldpsample.events.metrics` (one attribute, all ε: divergences, audit),
 :mod:`~ldpsample.events.release` (the release kernel and its audit check),
-:mod:`~ldpsample.events.tables` (published tables),
-:mod:`~ldpsample.events.evaluation` (all of it in one call, from Python); its figure is
-:mod:`ldpsample.figures.events`.
+:mod:`~ldpsample.events.tables` and :mod:`~ldpsample.events.tradeoff` (published tables),
+:mod:`~ldpsample.events.schemas` (the tables' layouts and the methods),
+:mod:`~ldpsample.events.evaluation` (all of it in one call, from Python),
+:mod:`~ldpsample.events.movielens` and :mod:`~ldpsample.events.avazu` (the experiments'
+tables); its figure is :mod:`ldpsample.figures.events`.
+
+Uses: ldpsample._lazy (each name of the export table is imported from its module on first
+use: evaluation, histograms, metrics, release, schemas, table); no Snakemake.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ from ldpsample._lazy import lazy_exports
 #: histogram job imports ldpsample.events.histograms without the metrics' scipy (0.24 s of
 #: each such job's start).
 _EXPORTS: dict[str, str] = {
-    "METHODS": "ldpsample.events.metrics",
+    "METHODS": "ldpsample.events.schemas",
     "EventHistograms": "ldpsample.events.histograms",
     "EventsEvaluation": "ldpsample.events.evaluation",
     "EventsTableError": "ldpsample.events.table",
@@ -50,6 +59,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 if TYPE_CHECKING:  # static analysers see the eager imports
     from ldpsample.events.evaluation import EventsEvaluation, evaluate_events
     from ldpsample.events.histograms import EventHistograms, build_event_histograms
-    from ldpsample.events.metrics import METHODS, evaluate_attribute
+    from ldpsample.events.metrics import evaluate_attribute
     from ldpsample.events.release import PrivacyAuditError
+    from ldpsample.events.schemas import METHODS
     from ldpsample.events.table import EventsTableError

@@ -14,6 +14,8 @@ since issue 4:
 * ``summary``: the ``tv`` win summary with the mollifier named ``mollifier``;
 * ``subcategories``: per attribute, how many subcategories exist, are kept and skipped, the kept
   (subcategory, device) pairs and histogram rows.
+
+Uses: polars, ldpsample.events.tables; no Snakemake.
 """
 
 from __future__ import annotations

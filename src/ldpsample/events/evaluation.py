@@ -6,6 +6,9 @@ table (one attribute at a time), then :func:`evaluate_attribute` (every ε); the
 job's tables (:mod:`ldpsample.events.tables`). ``evaluate_events(path, user=..., item=...)`` with
 nothing else gives the numbers a config entry ``{path, user, item}`` gives. Publishing a
 release is :mod:`ldpsample.publish`'s (docs/publishing.md).
+
+Uses: polars, ldpsample.events (histograms, metrics, schemas, tables),
+ldpsample.pipeline.progress; no Snakemake.
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ from typing import Any
 import polars as pl
 
 from ldpsample.events import tables
-from ldpsample.events.histograms import ALL, build_event_histograms
-from ldpsample.events.metrics import METHODS, evaluate_attribute
+from ldpsample.events.histograms import build_event_histograms
+from ldpsample.events.metrics import evaluate_attribute
+from ldpsample.events.schemas import ALL, METHODS
 from ldpsample.pipeline.progress import phase
 
 __all__ = ["DEFAULTS", "EventsEvaluation", "evaluate_events"]

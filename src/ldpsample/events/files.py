@@ -18,6 +18,8 @@ The standard library only: the workflow loads this module by path at parse time 
 
 Each file is one *partition*; the table's rows are the files' rows in that order. All files
 must have one format (parquet, CSV or gzipped CSV) and, for a hive dataset, the same columns.
+
+Uses: the standard library only (no polars, no other ldpsample module, no Snakemake).
 """
 
 from __future__ import annotations

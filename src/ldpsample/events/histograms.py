@@ -26,6 +26,18 @@ weights take the row-by-row path (the activity filter, then the item ranking and
 histograms as separate aggregations of the scan), whose sums do not re-sum partial sums.
 Measured on the 40 M-row Avazu-shaped table, one attribute: 6-14 s -> 4-6 s, peak
 0.66 -> 1.3 GB (the aggregate; benchmarks/results.md).
+
+This module holds the one job (:func:`build_event_histograms`) and the roster of a table's users
+(:func:`event_users`); its steps, shared with the map/reduce steps of
+:mod:`ldpsample.events.buckets`, live in :mod:`~ldpsample.events.table_checks` (the checks),
+:mod:`~ldpsample.events.prepared` (the filtered table), :mod:`~ldpsample.events.item_tops`,
+:mod:`~ldpsample.events.kept_histograms`, :mod:`~ldpsample.events.subcategories` and
+:mod:`~ldpsample.events.prior_tables`; the schemas in :mod:`~ldpsample.events.schemas`. Every
+public name this module held is importable from it as before (and the ``_check_numbers`` and
+``_exact_sums`` that tests call and patch).
+
+Uses: polars, ldpsample.events (table, schemas, table_checks, prepared, item_tops,
+kept_histograms, subcategories, prior_tables), ldpsample.pipeline.progress; no Snakemake.
 """
 
 from __future__ import annotations
@@ -38,7 +50,23 @@ from typing import Any
 
 import polars as pl
 
-from ldpsample.events.table import EventsTableError, locate_row, scan_events
+from ldpsample.events.item_tops import item_tops
+from ldpsample.events.kept_histograms import histogram_rows, kept_histograms
+from ldpsample.events.prepared import _prepare
+from ldpsample.events.prepared import domain_frame as domain_frame
+from ldpsample.events.prior_tables import public_prior_masses, public_priors, spec_priors
+from ldpsample.events.schemas import ALL as ALL
+from ldpsample.events.schemas import HISTOGRAM_SCHEMA, PRIOR_SCHEMA, SUBCATEGORY_SCHEMA
+from ldpsample.events.subcategories import log_empty_result, subcategory_table
+from ldpsample.events.table import EventsTableError, scan_events
+from ldpsample.events.table_checks import (
+    _check_listed,
+    _check_options,
+    _exact_sums,
+    _log_outside,
+    raise_on_checks,
+)
+from ldpsample.events.table_checks import _check_numbers as _check_numbers
 from ldpsample.pipeline.progress import phase
 
 __all__ = [
@@ -55,543 +83,18 @@ log = logging.getLogger(__name__)
 
 PathLike = str | os.PathLike[str]
 
-#: Kept (attribute, subcategory, user, item) with the user's total count there (> 0).
-HISTOGRAM_SCHEMA: dict[str, pl.DataType] = {
-    "attribute": pl.String(),
-    "subcategory": pl.String(),
-    "user": pl.String(),
-    "item": pl.String(),
-    "count": pl.Float64(),
-}
-
-#: A public table's prior per kept subcategory (``prior: {path: ...}`` only).
-PRIOR_SCHEMA: dict[str, pl.DataType] = {
-    "attribute": pl.String(),
-    "subcategory": pl.String(),
-    "item": pl.String(),
-    "q": pl.Float64(),
-}
-
-#: Every subcategory met in the table, kept or skipped, and why.
-SUBCATEGORY_SCHEMA: dict[str, pl.DataType] = {
-    "attribute": pl.String(),
-    "subcategory": pl.String(),
-    "rows": pl.Int64(),
-    "kept_users": pl.Int64(),
-    "items": pl.Int64(),
-    "status": pl.String(),
-    "reason": pl.String(),
-}
-
-#: Subcategory name of ``attributes: []`` (the whole table is one subcategory).
-ALL = "all"
-
-#: Integers up to this bound are exact float64 values, and so are their sums.
-_EXACT = float(2**53)
-
 
 @dataclass(frozen=True)
 class EventHistograms:
-    """Result of :func:`build_event_histograms` (frames of the schemas above)."""
+    """Result of :func:`build_event_histograms` (frames of
+    :data:`~ldpsample.events.schemas.HISTOGRAM_SCHEMA`,
+    :data:`~ldpsample.events.schemas.PRIOR_SCHEMA` and
+    :data:`~ldpsample.events.schemas.SUBCATEGORY_SCHEMA`)."""
 
     histograms: pl.DataFrame
     priors: pl.DataFrame
     subcategories: pl.DataFrame
     stats: dict[str, int]
-
-
-def _number(column: str) -> pl.Expr:
-    return pl.col(column).cast(pl.Float64, strict=False)
-
-
-def _check_numbers(
-    lf: pl.LazyFrame,
-    columns: Mapping[str, str],
-    user: str,
-    item: str,
-    *,
-    extra: Sequence[pl.Expr] = (),
-) -> pl.LazyFrame:
-    """One-row frame counting the rows, null ids and bad values of each numeric column (and the
-    ``extra`` one-row aggregates)."""
-    exprs = [
-        *extra,
-        pl.len().alias("rows"),
-        pl.col(user).is_null().sum().alias("null_user"),
-        pl.col(item).is_null().sum().alias("null_item"),
-    ]
-    for column in columns:
-        value = _number(column)
-        bad = value.is_null() | value.is_nan()
-        exprs.append(bad.sum().alias(f"bad:{column}"))
-        # where the first bad value is and what it holds, for the message
-        exprs.append(pl.int_range(pl.len()).filter(bad).first().alias(f"bad_row:{column}"))
-        exprs.append(
-            pl.col(column).cast(pl.String).filter(bad).first().alias(f"bad_value:{column}")
-        )
-        exprs.append((value < 0).sum().alias(f"negative:{column}"))
-        # For the choice of algorithm only (never raised on): sums of integers below 2**53 are
-        # exact in any order, so partial sums per (subcategory, user, item) may be re-summed.
-        exprs.append((value != value.floor()).sum().alias(f"fraction:{column}"))
-        exprs.append(value.abs().sum().alias(f"total:{column}"))
-    return lf.select(exprs)
-
-
-def _exact_sums(checks: Mapping[str, Any], columns: Mapping[str, str]) -> bool:
-    """Whether every weight is an integer and every column's total is below 2**53 (then any
-    float sum of its values, in any grouping and order, is exact)."""
-    if checks["rows"] >= _EXACT:
-        return False
-    for column in columns:
-        total = checks[f"total:{column}"]
-        if checks[f"fraction:{column}"] or total is None or not total < _EXACT:
-            return False
-    return True
-
-
-def raise_on_checks(
-    checks: dict[str, int],
-    *,
-    path: Any,
-    key: str,
-    columns: Mapping[str, str],
-    user: str,
-    item: str,
-    on_null: str,
-    whole_table: bool = True,
-) -> None:
-    """Raise :class:`EventsTableError` for what :func:`_check_numbers` found (naming the file,
-    and for a bad value its data row in that file); log dropped null ids. ``whole_table=False``
-    (one partition of a table) does not take an empty result for an empty table."""
-    if whole_table and checks["rows"] == 0:
-        raise EventsTableError(f"{path}: the events table is empty (config key {key}.path)")
-    for column, column_key in columns.items():
-        if checks[f"bad:{column}"]:
-            file, row = locate_row(path, checks[f"bad_row:{column}"], key=f"{key}.path")
-            raise EventsTableError(
-                f"{file}: column {column!r} (config key {column_key}) has "
-                f"{checks[f'bad:{column}']} missing or non-numeric values, the first "
-                f"{checks[f'bad_value:{column}']!r} in data row {row + 1} (line {row + 2} of a "
-                "CSV with a header); it must hold numbers"
-            )
-        if checks[f"negative:{column}"]:
-            raise EventsTableError(
-                f"{path}: column {column!r} (config key {column_key}) has "
-                f"{checks[f'negative:{column}']} negative values; it must be >= 0"
-            )
-    for column, label in ((user, "null_user"), (item, "null_item")):
-        if checks[label]:
-            which = "user" if label == "null_user" else "item"
-            if on_null == "error":
-                raise EventsTableError(
-                    f"{path}: column {column!r} (config key {key}.{which}) has {checks[label]} "
-                    f"null values (config key {key}.on_null: error; set drop to drop them)"
-                )
-            log.warning(
-                "%s: dropped %d rows with a null %s (column %r; %s.on_null: drop)",
-                path,
-                checks[label],
-                which,
-                column,
-                key,
-            )
-
-
-def public_prior_masses(
-    prior: Mapping[str, Any],
-    *,
-    key: str,
-    attributes: Sequence[str],
-    items: Sequence[str] | None,
-) -> list[pl.LazyFrame]:
-    """Per attribute: lazy ``(subcategory, item, mass)`` of a public table's pooled counts.
-
-    ``prior`` is the ``prior: {path, user, item, count, attributes}`` mapping of an events
-    entry (``key`` is ``events.<name>``, for messages); ``attributes`` the entry's attributes
-    (the public table names one column per attribute, same order; none: one subcategory
-    ``"all"``); ``items`` restricts the items (None: all). Rows with a null user, item or
-    subcategory are ignored.
-    """
-    p_user, p_item, p_count = prior["user"], prior["item"], prior.get("count")
-    p_attributes = list(prior.get("attributes") or [])
-    if len(p_attributes) != len(attributes):
-        raise EventsTableError(
-            f"config key {key}.prior.attributes: {p_attributes!r} must name one column of the "
-            f"public table per attribute {list(attributes)!r} (same order)"
-        )
-    columns = [(p_user, f"{key}.prior.user"), (p_item, f"{key}.prior.item")]
-    if p_count is not None:
-        columns.append((p_count, f"{key}.prior.count"))
-    columns += [(a, f"{key}.prior.attributes") for a in p_attributes]
-    lf = scan_events(
-        prior["path"],
-        columns,
-        key=f"{key}.prior.path",
-        strings=[p_user, p_item],
-        text=p_attributes,
-        numbers=[p_count] if p_count is not None else [],
-    )
-    weight = _number(p_count) if p_count is not None else pl.lit(1.0)
-    lf = lf.filter(pl.col(p_user).is_not_null() & pl.col(p_item).is_not_null())
-    if items is not None:
-        lf = lf.filter(pl.col(p_item).is_in(list(items)))
-    lf = lf.with_columns(weight.alias("_w"))
-    out = []
-    for p_attribute in p_attributes or [None]:
-        sub = pl.lit(ALL) if p_attribute is None else pl.col(p_attribute)
-        out.append(
-            lf.select(sub.alias("subcategory"), pl.col(p_item).alias("item"), "_w")
-            .filter(pl.col("subcategory").is_not_null())
-            .group_by("subcategory", "item")
-            .agg(pl.col("_w").sum().alias("mass"))
-        )
-    return out
-
-
-def _check_options(key: str, activity_scope: str, on_null: str) -> None:
-    if activity_scope not in ("top_items", "global"):
-        raise ValueError(
-            f"config key {key}.activity_scope: {activity_scope!r} is not top_items or global"
-        )
-    if on_null not in ("drop", "error"):
-        raise ValueError(f"config key {key}.on_null: {on_null!r} is not drop or error")
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    """A table read lazily and filtered, the start of every histogram computation (the one-job
-    :func:`build_event_histograms` and the map step of :mod:`ldpsample.events.buckets`).
-
-    ``base`` has the columns ``user, item, count, rank, activity`` and ``a:<attribute>`` per
-    attribute (``a:all`` without attributes), after dropping null ids, the items outside
-    ``items`` or the release spec and ``exclude_users``; ``small`` are the one-scan queries
-    of the checks (one row), the rows left (``used``) and, with ``items``, which listed items
-    the table holds."""
-
-    raw: pl.LazyFrame
-    base: pl.LazyFrame
-    small: list[pl.LazyFrame]
-    listed: list[str] | None
-    names: list[str]
-    numeric: dict[str, str]
-    sums: list[str]
-    domain: pl.DataFrame | None
-
-
-def _prepare(
-    source: Any,
-    *,
-    key: str,
-    user: str,
-    item: str,
-    count: str | None,
-    attributes: Sequence[str],
-    items: Sequence[Any] | None,
-    rank_items_by: str | None,
-    activity_by: str | None,
-    exclude_users: Sequence[Any],
-    domain: pl.DataFrame | None,
-) -> _Prepared:
-    attributes = list(attributes)
-    numeric = {
-        c: k
-        for c, k in (
-            (count, f"{key}.count"),
-            (rank_items_by, f"{key}.rank_items_by"),
-            (activity_by, f"{key}.activity_by"),
-        )
-        if c is not None
-    }
-    columns = [(user, f"{key}.user"), (item, f"{key}.item")]
-    columns += [(c, k) for c, k in numeric.items()]
-    columns += [(a, f"{key}.attributes") for a in attributes]
-    raw = scan_events(
-        source,
-        columns,
-        key=f"{key}.path",
-        strings=[user, item],
-        text=attributes,
-        numbers=list(numeric),
-    )
-    if domain is not None:
-        domain = domain_frame(domain)
-    checks_query = _check_numbers(
-        raw,
-        numeric,
-        user,
-        item,
-        # rows whose item is in no subcategory of the spec (not used; logged)
-        extra=[]
-        if domain is None
-        else [(~pl.col(item).is_in(domain["item"].unique().implode())).sum().alias("outside")],
-    )
-
-    weight = _number(count) if count is not None else pl.lit(1.0)
-    base = raw.filter(pl.col(user).is_not_null() & pl.col(item).is_not_null())
-    if domain is not None:
-        base = base.filter(pl.col(item).is_in(domain["item"].unique().implode()))
-    elif items is not None:
-        base = base.filter(pl.col(item).is_in([str(i) for i in items]))
-    if exclude_users:
-        base = base.filter(~pl.col(user).is_in([str(u) for u in exclude_users]))
-    names = attributes or [ALL]
-    base = base.select(
-        pl.col(user).alias("user"),
-        pl.col(item).alias("item"),
-        weight.alias("count"),
-        (_number(rank_items_by) if rank_items_by else weight).alias("rank"),
-        (_number(activity_by) if activity_by else weight).alias("activity"),
-        *[pl.col(a).alias(f"a:{a}") for a in attributes],
-        *([pl.lit(ALL).alias(f"a:{ALL}")] if not attributes else []),
-    )
-    # Pass 1's small queries: the checks (the rows left by the filters, and which listed items
-    # the table holds, among them).
-    listed = None if items is None or domain is not None else sorted({str(i) for i in items})
-    small = [checks_query, base.select(pl.len().alias("used"))]
-    if listed is not None:
-        small.append(
-            raw.select(pl.col(item).filter(pl.col(item).is_in(listed)).unique().alias("item"))
-        )
-    # The weights that are summed: the count, and the rank and activity where they are other
-    # columns (otherwise they are the count's sums).
-    sums = ["count"] + [c for c, by in (("rank", rank_items_by), ("activity", activity_by)) if by]
-    return _Prepared(raw, base, small, listed, names, numeric, sums, domain)
-
-
-def domain_frame(domain: pl.DataFrame) -> pl.DataFrame:
-    """A release spec's ``attribute, subcategory, item, q`` rows as text ids and float q."""
-    return domain.select(
-        pl.col("attribute").cast(pl.String),
-        pl.col("subcategory").cast(pl.String),
-        pl.col("item").cast(pl.String),
-        pl.col("q").cast(pl.Float64),
-    )
-
-
-def _check_listed(listed: list[str] | None, found: pl.DataFrame, *, key: str, item: str, path: Any):
-    if listed is None:
-        return
-    absent = sorted(set(listed) - set(found["item"].to_list()))
-    if absent:
-        raise EventsTableError(
-            f"config key {key}.items: {len(absent)} of the {len(listed)} listed items are "
-            f"not in column {item!r} of {path}: {absent[:10]}"
-            + (" ..." if len(absent) > 10 else "")
-        )
-
-
-def _log_outside(checks: Mapping[str, Any], path: Any) -> None:
-    if checks.get("outside"):
-        log.info(
-            "%s: %d of %d rows hold items that no subcategory of the release spec has; they "
-            "are not used",
-            path,
-            checks["outside"],
-            checks["rows"],
-        )
-
-
-def item_tops(
-    ranked: pl.DataFrame,
-    name: str,
-    *,
-    top_items: int | None,
-    domain: pl.DataFrame | None,
-) -> pl.DataFrame:
-    """``a:<name>, item`` of each subcategory's items: the ``top_items`` with the largest
-    ``rank`` of ``ranked`` (``a:<name>, item, rank`` rows), ties by ascending item (every item
-    with ``top_items=None``); a release spec's items, whatever the data, with ``domain``."""
-    a = f"a:{name}"
-    if domain is not None:  # the spec's items, whatever the data
-        return domain.filter(pl.col("attribute") == name).select(
-            pl.col("subcategory").alias(a), "item"
-        )
-    ordered = ranked.sort([a, "rank", "item"], descending=[False, True, False])
-    top = ordered.group_by(a, maintain_order=True).head(top_items) if top_items else ordered
-    return top.select(a, "item")
-
-
-def kept_histograms(
-    hist: pl.DataFrame, name: str, *, activity_scope: str, min_user_count: float
-) -> pl.DataFrame:
-    """``subcategory, user, item, count, activity`` of the kept users: ``hist`` (``a:<name>,
-    user, item, count, activity`` rows of the users kept by the global activity filter, on the
-    subcategories' items), with the subcategory as text, filtered by activity over the
-    subcategory's items (``activity_scope="top_items"``) and to positive counts."""
-    a = f"a:{name}"
-    hist = hist.rename({a: "subcategory"}).with_columns(pl.col("subcategory").cast(pl.String))
-    if activity_scope == "top_items" and min_user_count > 0:  # activity >= 0 >= the threshold
-        enough = (
-            hist.group_by("subcategory", "user")
-            .agg(pl.col("activity").sum())
-            .filter(pl.col("activity") >= min_user_count)
-            .select("subcategory", "user")
-        )
-        hist = hist.join(enough, on=["subcategory", "user"], how="semi")
-    return hist.filter(pl.col("count") > 0)
-
-
-def subcategory_table(
-    name: str,
-    rows: pl.DataFrame,
-    per_sub: pl.DataFrame,
-    *,
-    key: str,
-    domain: pl.DataFrame | None,
-    min_users: int,
-    min_user_count: float,
-    checks: Mapping[str, Any],
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The subcategories table of one attribute (:data:`SUBCATEGORY_SCHEMA`) and its kept
-    subcategories (a ``subcategory`` frame): ``rows`` holds ``subcategory, rows`` (table rows
-    per subcategory), ``per_sub`` ``subcategory, kept_users, items`` (of the kept
-    histograms); a subcategory is kept with at least ``min_users`` kept users (and, with a
-    release spec, if the spec has it)."""
-    in_spec = pl.lit(True)
-    if domain is not None:  # every subcategory of the spec, also those without rows
-        spec_subs = (
-            domain.filter(pl.col("attribute") == name)
-            .select("subcategory")
-            .unique()
-            .with_columns(pl.lit(True).alias("_in_spec"))
-        )
-        rows = spec_subs.join(rows, on="subcategory", how="full", coalesce=True).with_columns(
-            pl.col("rows").fill_null(0), pl.col("_in_spec").fill_null(False)
-        )
-        in_spec = pl.col("_in_spec")
-    no_user = (
-        f"no user with data on the spec's items and activity >= min_user_count ({min_user_count})"
-        if domain is not None
-        else f"no user with activity >= min_user_count ({min_user_count})"
-    )
-    enough_users = in_spec & (pl.col("kept_users") >= min_users)
-    table = (
-        rows.join(per_sub, on="subcategory", how="left")
-        .with_columns(pl.col("kept_users", "items").fill_null(0))
-        .with_columns(
-            pl.when(enough_users).then(pl.lit("kept")).otherwise(pl.lit("skipped")).alias("status"),
-            pl.when(enough_users)
-            .then(pl.lit(""))
-            .when(~in_spec)
-            .then(pl.lit("not a subcategory of the release spec"))
-            .when(pl.col("kept_users") == 0)
-            .then(pl.lit(no_user))
-            .otherwise(
-                pl.format("{} users < min_users ({})", pl.col("kept_users"), pl.lit(min_users))
-            )
-            .alias("reason"),
-        )
-        .select(pl.lit(name).alias("attribute"), pl.all())
-    )
-    kept = table.filter(pl.col("status") == "kept").select("subcategory")
-    log.info("%s %s: %d subcategories, %d kept", key, name, table.height, kept.height)
-    if table.height == 0:  # no row of this attribute is left: one line that says why
-        table = pl.DataFrame(
-            [(name, None, 0, 0, 0, "skipped", _nothing_left(checks, key))],
-            schema=SUBCATEGORY_SCHEMA,
-            orient="row",
-        )
-    return table.select(list(SUBCATEGORY_SCHEMA)).cast(SUBCATEGORY_SCHEMA), kept
-
-
-def spec_priors(name: str, domain: pl.DataFrame, kept: pl.DataFrame) -> pl.DataFrame:
-    """:data:`PRIOR_SCHEMA` rows of a release spec's q on every item of the kept
-    subcategories of attribute ``name``."""
-    return (
-        domain.filter(pl.col("attribute") == name)
-        .join(kept, on="subcategory", how="semi")
-        .select(list(PRIOR_SCHEMA))
-        .cast(PRIOR_SCHEMA)
-    )
-
-
-def public_priors(
-    name: str,
-    masses: pl.DataFrame,
-    kept: pl.DataFrame,
-    item_sets: pl.DataFrame,
-    *,
-    prior: Mapping[str, Any],
-    key: str,
-) -> pl.DataFrame:
-    """:data:`PRIOR_SCHEMA` rows of a public table's q (``masses``: ``subcategory, item,
-    mass``, :func:`public_prior_masses`) on the items kept users hold (``item_sets``:
-    ``subcategory, item``) of the kept subcategories, renormalised there.
-
-    Raises
-    ------
-    EventsTableError
-        If the public table lacks a kept subcategory.
-    """
-    masses = masses.with_columns(pl.col("subcategory").cast(pl.String))
-    lacking = sorted(set(kept["subcategory"]) - set(masses["subcategory"]))
-    if lacking:
-        raise EventsTableError(
-            f"{prior['path']}: the public prior table (config key {key}.prior) lacks "
-            f"subcategory {lacking[0]!r} of attribute {name!r}"
-            + (f" (and {len(lacking) - 1} more: {lacking[1:6]})" if len(lacking) > 1 else "")
-        )
-    unused = masses.join(kept, on="subcategory", how="semi").join(
-        item_sets, on=["subcategory", "item"], how="anti"
-    )
-    if unused.height:
-        log.info(
-            "%s %s: %d (subcategory, item) pairs of the public prior table have no kept "
-            "user's data and are left out of q (it is renormalised over the items kept "
-            "users hold), e.g. %s",
-            key,
-            name,
-            unused.height,
-            unused.sort("subcategory", "item").head(3).rows(),
-        )
-    q = item_sets.join(masses, on=["subcategory", "item"], how="left").with_columns(
-        pl.col("mass").fill_null(0.0)
-    )
-    q = q.with_columns((pl.col("mass") / pl.col("mass").sum().over("subcategory")).alias("q"))
-    return q.select(pl.lit(name).alias("attribute"), "subcategory", "item", "q").cast(PRIOR_SCHEMA)
-
-
-def histogram_rows(name: str, hist: pl.DataFrame) -> pl.DataFrame:
-    """:data:`HISTOGRAM_SCHEMA` rows of attribute ``name`` (``subcategory, user, item, count``
-    in ``hist``), sorted by subcategory, user and item (a constant attribute key would cost a
-    third of the sort)."""
-    rows = hist.select(
-        pl.lit(name).alias("attribute"), "subcategory", "user", "item", "count"
-    ).cast(HISTOGRAM_SCHEMA)
-    return rows.sort(_sort_key(rows, ("subcategory", "user", "item")))
-
-
-def _sort_key(frame: pl.DataFrame, columns: Sequence[str]) -> pl.Expr | list[str]:
-    """What sorts ``frame`` by the text ``columns``, in order: one key of the values joined by
-    NUL bytes (a string compares as its bytes, and NUL is below every other byte, so the joined
-    keys order like the tuples: half the time of a sort on three columns), or the columns
-    themselves if a value holds a NUL byte."""
-    if (
-        frame.height == 0
-        or frame.select(
-            pl.any_horizontal(pl.col(*columns).str.contains("\x00", literal=True)).any()
-        ).item()
-    ):
-        return list(columns)
-    return pl.concat_str(list(columns), separator="\x00")
-
-
-def log_empty_result(histograms: pl.DataFrame, subcategories: pl.DataFrame, key: str) -> None:
-    """Warn, with the commonest reasons, when no subcategory of any attribute was kept."""
-    if histograms.height:
-        return
-    reasons = (
-        subcategories.group_by("reason")
-        .len()
-        .sort("len", "reason", descending=[True, False])
-        .head(3)
-        .rows()
-    )
-    log.warning(
-        "%s: no subcategory of any attribute was kept (see the subcategories table): %s",
-        key,
-        "; ".join(f"{n} x {reason}" for reason, n in reasons),
-    )
 
 
 def build_event_histograms(
@@ -856,17 +359,6 @@ def build_event_histograms(
     stats = {k: int(v) for k, v in checks.items() if k in ("rows", "null_user", "null_item")}
     log_empty_result(histograms, subcategories, key)
     return EventHistograms(histograms, priors, subcategories, stats)
-
-
-def _nothing_left(checks: Mapping[str, Any], key: str) -> str:
-    """Why an attribute has no subcategory at all: which filter left no row."""
-    if checks["used"] == 0:
-        nulls = max(checks["null_user"], checks["null_item"])
-        return (
-            f"no row left of {checks['rows']}: {nulls} have a null user or item, the rest are "
-            f"removed by {key}.items, {key}.exclude_users or a release spec's items"
-        )
-    return "every row has a null value in this attribute's column"
 
 
 def event_users(

@@ -10,6 +10,10 @@ Methods (``methods`` of the config):
   around the prior (:func:`ldpsample.relative_mollifier_tv`,
   :func:`~ldpsample.relative_mollifier_kl`);
 * ``randomized_response``: ``p K`` with n-ary randomized response (TV and KL).
+
+Uses: numpy, polars, ldpsample (_threads, _validation, audit, baselines, divergences,
+minimax, minimax_sparse, mollifier), ldpsample.events (release, priors, schemas),
+ldpsample.pipeline.progress; no Snakemake.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from ldpsample.events.priors import (
     normalised,
     pooled_masses,
 )
+from ldpsample.events.schemas import AUDIT_SCHEMA, METHODS
 from ldpsample.minimax import apply_minimax
 from ldpsample.minimax_sparse import minimax_divergences_sparse
 from ldpsample.mollifier import relative_mollifier_kl, relative_mollifier_tv
@@ -56,26 +61,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Method -> the divergences it is scored with.
-METHODS: dict[str, tuple[str, ...]] = {
-    "minimax": ("tv", "kl"),
-    "mollifier_tv": ("tv",),
-    "mollifier_kl": ("kl",),
-    "randomized_response": ("tv", "kl"),
-}
 PRIORS = ("user_mean", "pooled", "uniform")
 #: Priors read from a priors table: a public table's q on the items that kept users hold, a
 #: release spec's q on its full domain, or q computed over every bucket's users (``given``).
 TABLE_PRIORS = ("table", "spec", "given")
-
-AUDIT_SCHEMA: dict[str, pl.DataType] = {
-    "attribute": pl.String(),
-    "subcategory": pl.String(),
-    "epsilon": pl.Float64(),
-    "kernel": pl.String(),
-    "n_items": pl.Int64(),
-    "realized_epsilon": pl.Float64(),
-}
 
 
 def per_user_schema(methods: Sequence[str]) -> dict[str, pl.DataType]:
@@ -197,9 +186,9 @@ def evaluate_attribute(
     Parameters
     ----------
     histograms
-        Rows of :data:`ldpsample.events.histograms.HISTOGRAM_SCHEMA` (other attributes ignored).
+        Rows of :data:`ldpsample.events.schemas.HISTOGRAM_SCHEMA` (other attributes ignored).
     priors
-        :data:`~ldpsample.events.histograms.PRIOR_SCHEMA` rows for ``prior="table"``,
+        :data:`~ldpsample.events.schemas.PRIOR_SCHEMA` rows for ``prior="table"``,
         ``"spec"`` or ``"given"``.
     prior
         ``user_mean``, ``pooled``, ``uniform``, ``table`` (a public table's q on the items

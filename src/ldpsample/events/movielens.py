@@ -12,6 +12,9 @@ The MovieLens experiment (``movielens:`` config) runs these tables through the e
 publishes its results in the MovieLens layout (``group`` for the age group, ``minimax_kl`` in
 the KL table, ``mollifier`` in the summaries): :func:`movielens_per_user`,
 :func:`movielens_max_tables`, :func:`movielens_summary`.
+
+Uses: polars, ldpsample.datasets.movielens (reading the official files),
+ldpsample.events.tables (worst cases and win summaries; it imports no mechanism); no Snakemake.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from ldpsample.datasets.movielens import _masses_with_groups, common_genres, read_ml1m, read_ml100k
+from ldpsample.events.tables import max_table, summary
 
 __all__ = [
     "MOVIELENS_EVENTS_SCHEMA",
@@ -115,8 +119,6 @@ def movielens_max_tables(per_user: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataF
     """``(max_tv, max_kl)``: ``epsilon, group, method, max_tv|max_kl, n_users`` per age group,
     from the events per-user table (:func:`ldpsample.events.tables.max_table`); the KL table's
     methods are ``minimax_kl`` and ``mollifier_kl``."""
-    from ldpsample.events.tables import max_table
-
     max_tv = _group_table(max_table(per_user, "tv"), "max_tv")
     max_kl = _group_table(
         max_table(per_user, "kl").with_columns(pl.col("method").replace_strict(_KL_METHODS)),
@@ -129,8 +131,6 @@ def movielens_summary(per_user: pl.DataFrame) -> pl.DataFrame:
     """Win shares and mean improvements per divergence (``tv``, ``kl`` and ``tv+kl``, a case per
     (ε, age group), pooled: per (divergence, ε, age group)): the events summary with the
     mollifiers named ``mollifier``."""
-    from ldpsample.events.tables import max_table, summary
-
     result = summary(max_table(per_user, "tv"), max_table(per_user, "kl"))
     return result.with_columns(
         pl.col("method").replace({"mollifier_tv": "mollifier", "mollifier_kl": "mollifier"})

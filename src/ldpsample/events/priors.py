@@ -14,6 +14,8 @@ numbers whether the users come at once (one metrics job) or bucket by bucket in 
 * ``uniform``: ``1 / n``.
 
 ``q / q.sum()`` ends each, as the metrics' ``_prior`` does.
+
+Uses: numpy; no other ldpsample module, no Snakemake.
 """
 
 from __future__ import annotations

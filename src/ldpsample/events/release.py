@@ -8,6 +8,8 @@ both build it here. The audit looks only at the kernel actually used, never at i
 a minimax kernel's coefficients in O(n) (:func:`ldpsample.minimax_realized_epsilon`), any other
 kernel's matrix (:func:`ldpsample.realized_epsilon`), so it would catch a kernel built wrongly
 anywhere upstream.
+
+Uses: numpy, ldpsample.audit, ldpsample.minimax; no Snakemake.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ weights): a user column, an item column, optional weight/ranking/activity column
 attribute columns whose values define subcategories. CSV, gzipped CSV and parquet are read with
 polars; every column the experiment uses is named in the errors together with the file and the
 config key it came from.
+
+Uses: polars, ldpsample.events.files; no Snakemake.
 """
 
 from __future__ import annotations

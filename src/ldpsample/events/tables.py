@@ -1,6 +1,15 @@
 """The evaluation tables of an events experiment, from the per-attribute parts: worst cases
-over users, win summaries and the kernel audit (an operator's view; what a release publishes and
-what it costs each user are :mod:`ldpsample.publish`'s)."""
+over users, win summaries, the kernel audit and the per-user table written from the parts (an
+operator's view; what a release publishes and what it costs each user are
+:mod:`ldpsample.publish`'s). The trade-off table is :mod:`ldpsample.events.tradeoff`'s
+(:func:`tradeoff_table` and :data:`TRADEOFF_SCHEMA` are importable from here as before).
+
+Uses: numpy, polars, pyarrow (imported by :func:`write_per_user_parts` only, for its import
+cost), ldpsample.events.schemas (the methods and the audit columns: not the metrics, so that
+:mod:`ldpsample.events.movielens` and :mod:`ldpsample.events.avazu` import this module without
+scipy), ldpsample.events.tradeoff, ldpsample.events.release, ldpsample.pipeline.io; no
+Snakemake.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +20,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ldpsample.events.metrics import AUDIT_SCHEMA, METHODS
 from ldpsample.events.release import EPSILON_TOLERANCE, PrivacyAuditError
+from ldpsample.events.schemas import AUDIT_SCHEMA, METHODS
+from ldpsample.events.tradeoff import TRADEOFF_SCHEMA, tradeoff_table
+from ldpsample.events.tradeoff import _exact_medians as _exact_medians
+from ldpsample.pipeline.io import atomic_path
 
 __all__ = [
     "SUMMARY_SCHEMA",
@@ -38,16 +50,6 @@ WIN_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
 }
 
 SUMMARY_SCHEMA: dict[str, pl.DataType] = {"divergence": pl.String(), **WIN_SUMMARY_SCHEMA}
-#: The utility/privacy trade-off of a table: per ε, method and divergence, the worst case and
-#: the median over every (user, subcategory) row.
-TRADEOFF_SCHEMA: dict[str, pl.DataType] = {
-    "epsilon": pl.Float64(),
-    "divergence": pl.String(),
-    "method": pl.String(),
-    "statistic": pl.String(),
-    "value": pl.Float64(),
-    "rows": pl.Int64(),
-}
 
 
 def max_over_users(
@@ -233,56 +235,6 @@ def _pooled(max_tv: pl.DataFrame, max_kl: pl.DataFrame) -> pl.DataFrame | None:
     return result.select(pl.lit("tv+kl").alias("divergence"), pl.all())
 
 
-def _divergence_columns(per_user: pl.DataFrame | pl.LazyFrame) -> list[str]:
-    return [
-        c
-        for c in per_user.collect_schema().names()
-        if c.split("_", 1)[0] in ("tv", "kl") and "_" in c
-    ]
-
-
-def tradeoff_table(per_user: pl.DataFrame | Sequence[str | os.PathLike[str]]) -> pl.DataFrame:
-    """:data:`TRADEOFF_SCHEMA`: per ε, divergence and method, the worst case (``max``) and the
-    ``median`` of the divergence over every (user, subcategory) row of ``per_user`` (the
-    ``<divergence>_<method>`` columns of :func:`ldpsample.events.evaluate_attribute`), and how
-    many rows that is. Sorted by divergence, method, statistic, ε.
-
-    ``per_user`` may be the parquet files of its parts (the map/reduce metrics jobs): then the
-    medians are selected exactly in two passes over the parts (:func:`_exact_medians`), so that
-    no column is held whole; the table is the same."""
-    if not isinstance(per_user, pl.DataFrame):
-        return _tradeoff_of_parts(list(per_user))
-    columns = _divergence_columns(per_user)
-    if per_user.height == 0 or not columns:
-        return pl.DataFrame(schema=TRADEOFF_SCHEMA)
-    long = per_user.select("epsilon", *columns).unpivot(
-        index="epsilon", variable_name="column", value_name="value"
-    )
-    long = long.with_columns(
-        pl.col("column").str.splitn("_", 2).struct.rename_fields(["divergence", "method"])
-    ).unnest("column")
-    stats = long.group_by("epsilon", "divergence", "method").agg(
-        pl.col("value").max().alias("max"),
-        pl.col("value").median().alias("median"),
-        pl.len().cast(pl.Int64).alias("rows"),
-    )
-    return _tradeoff_rows(stats)
-
-
-def _tradeoff_rows(stats: pl.DataFrame) -> pl.DataFrame:
-    return (
-        stats.unpivot(
-            on=["max", "median"],
-            index=["epsilon", "divergence", "method", "rows"],
-            variable_name="statistic",
-            value_name="value",
-        )
-        .select(list(TRADEOFF_SCHEMA))
-        .cast(TRADEOFF_SCHEMA)
-        .sort("divergence", "method", "statistic", "epsilon")
-    )
-
-
 def check_audit(audit: pl.DataFrame) -> None:
     """Raise :class:`PrivacyAuditError` if any realised ε exceeds its ε beyond rounding."""
     bad = audit.filter(
@@ -331,115 +283,6 @@ def concat(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
     return pl.concat(frames, how="vertical") if frames else pl.DataFrame()
 
 
-def _tradeoff_of_parts(parts: list[str | os.PathLike[str]]) -> pl.DataFrame:
-    """:func:`tradeoff_table` of the per-user rows in parquet ``parts``: maxima and counts as
-    a streaming aggregation, medians by :func:`_exact_medians`."""
-    if not parts:
-        return pl.DataFrame(schema=TRADEOFF_SCHEMA)
-    lf = pl.scan_parquet([str(p) for p in parts])
-    columns = _divergence_columns(lf)
-    if not columns:
-        return pl.DataFrame(schema=TRADEOFF_SCHEMA)
-    wide = (
-        lf.group_by("epsilon")
-        .agg(
-            *[pl.col(c).max().alias(f"max:{c}") for c in columns],
-            pl.len().cast(pl.Int64).alias("rows"),
-        )
-        .collect()
-    )
-    if wide.height == 0 or wide["rows"].sum() == 0:
-        return pl.DataFrame(schema=TRADEOFF_SCHEMA)
-    medians = _exact_medians(parts, columns, wide.select("epsilon", "rows").rows())
-    records = []
-    for row in wide.iter_rows(named=True):
-        for column in columns:
-            divergence, method = column.split("_", 1)
-            records.append(
-                (
-                    row["epsilon"],
-                    divergence,
-                    method,
-                    row[f"max:{column}"],
-                    medians[(row["epsilon"], column)],
-                    row["rows"],
-                )
-            )
-    stats = pl.DataFrame(
-        records,
-        schema={
-            "epsilon": pl.Float64(),
-            "divergence": pl.String(),
-            "method": pl.String(),
-            "max": pl.Float64(),
-            "median": pl.Float64(),
-            "rows": pl.Int64(),
-        },
-        orient="row",
-    )
-    return _tradeoff_rows(stats)
-
-
-#: Bits of a float's order key that choose its bin in :func:`_exact_medians` (2**20 bins).
-_BIN_SHIFT = 44
-
-
-def _order_keys(values: np.ndarray) -> np.ndarray:
-    """int64 keys in the order of the floats (IEEE total order: negatives below -0.0 below
-    +0.0 below positives; NaN never occurs here)."""
-    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.int64)
-    return np.where(bits < 0, bits ^ np.int64(0x7FFFFFFFFFFFFFFF), bits)
-
-
-def _exact_medians(
-    parts: list[str | os.PathLike[str]],
-    columns: list[str],
-    counts: list[tuple[float, int]],
-) -> dict[tuple[float, str], float]:
-    """The median of every column per ε over the rows of ``parts``, exactly as polars'
-    ``median`` of the whole column: the middle value, or polars' median of the two middle
-    values. Pass 1 counts the values per bin of their order key's high bits; pass 2 keeps the
-    values of the bins holding the middle ranks and selects them. Memory: one part's columns
-    and those bins."""
-    edges = 1 << (64 - _BIN_SHIFT)
-    histograms = {(eps, c): np.zeros(edges, dtype=np.int64) for eps, _ in counts for c in columns}
-
-    def read(part: str | os.PathLike[str]) -> pl.DataFrame:
-        return pl.read_parquet(str(part), columns=["epsilon", *columns])
-
-    def groups(frame: pl.DataFrame):
-        for (eps,), rows in frame.partition_by("epsilon", as_dict=True).items():
-            for column in columns:
-                yield eps, column, rows[column].to_numpy()
-
-    for part in parts:
-        for eps, column, values in groups(read(part)):
-            bins = (_order_keys(values) >> _BIN_SHIFT) + edges // 2
-            histograms[(eps, column)] += np.bincount(bins, minlength=edges)
-    ranks = {eps: sorted({(n - 1) // 2, n // 2}) for eps, n in counts}
-    wanted: dict[tuple[float, str], dict[int, int]] = {}  # bin -> values below it
-    for (eps, column), histogram in histograms.items():
-        below = np.concatenate([[0], np.cumsum(histogram)])
-        wanted[(eps, column)] = {
-            int(np.searchsorted(below, rank, side="right") - 1): 0 for rank in ranks[eps]
-        }
-        for b in wanted[(eps, column)]:
-            wanted[(eps, column)][b] = int(below[b])
-    kept: dict[tuple[float, str], list[np.ndarray]] = {k: [] for k in histograms}
-    for part in parts:
-        for eps, column, values in groups(read(part)):
-            bins = (_order_keys(values) >> _BIN_SHIFT) + edges // 2
-            kept[(eps, column)].append(values[np.isin(bins, list(wanted[(eps, column)]))])
-    medians = {}
-    for (eps, column), chunks in kept.items():
-        values = np.concatenate(chunks)
-        values = values[np.argsort(_order_keys(values), kind="stable")]
-        first = min(wanted[(eps, column)].values())
-        middle = [values[rank - first] for rank in ranks[eps]]
-        medians[(eps, column)] = pl.Series(middle, dtype=pl.Float64).median()
-    return medians
-
-
 def check_audit_parts(audit: pl.DataFrame) -> pl.DataFrame:
     """The audit rows of several buckets' metrics jobs as one table: each (attribute,
     subcategory, ε, kernel) once, sorted; every bucket audits the same kernel, so duplicates
@@ -472,8 +315,6 @@ def write_per_user_parts(
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from ldpsample.pipeline.io import atomic_path
 
     runs = []
     for index, (attribute, bucket, part) in enumerate(parts):

@@ -10,7 +10,7 @@ import polars as pl
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from ldpsample.events.metrics import METHODS
+from ldpsample.events.schemas import METHODS
 from ldpsample.figures.style import (
     DIVERGENCE_LABELS,
     display_name,

@@ -1,7 +1,8 @@
 """Building a release's spec from public inputs only: a public prior table (its pooled
 counts per subcategory, its items), a listed domain with the uniform prior, or an earlier spec
 (:func:`build_spec`). No private table is read. May use :mod:`ldpsample.publish.spec` (the
-spec and its files) and :mod:`ldpsample.events.histograms` (reading a public table's masses).
+spec and its files), :mod:`ldpsample.events.prior_tables` (reading a public table's masses) and
+:mod:`ldpsample.events.schemas`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import Any
 
 import polars as pl
 
-from ldpsample.events.histograms import ALL, public_prior_masses
+from ldpsample.events.prior_tables import public_prior_masses
+from ldpsample.events.schemas import ALL
 from ldpsample.publish.spec import (
     DOMAIN_SCHEMA,
     PathLike,
