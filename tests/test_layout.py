@@ -1,16 +1,32 @@
-"""The library's layout: the config check the workflow loads by path at parse time stays light
-(its modules load by path too, without ldpsample's dependencies)."""
+"""The library's layout: every module says what it holds, and the config check the workflow loads
+by path at parse time stays light (its modules load by path too, without ldpsample's
+dependencies)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ldpsample.pipeline import config_check
 
 LIBRARY = Path(__file__).resolve().parents[1] / "src" / "ldpsample"
+MODULES = sorted(LIBRARY.rglob("*.py"))
+
+
+def test_the_library_has_modules():
+    assert len(MODULES) > 50 and LIBRARY / "pipeline" / "config_check" / "__init__.py" in MODULES
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda path: path.relative_to(LIBRARY).as_posix())
+def test_every_module_opens_with_a_docstring(path):
+    """What a module holds (and what it may use) is its docstring's opening: it must exist."""
+    docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+    assert docstring and docstring.strip(), f"{path} has no module docstring"
 
 
 # What the workflow's load_library_module("ldpsample_config_check", "pipeline/config_check/")
