@@ -1,6 +1,9 @@
 """Names of a package loaded on first use (PEP 562), the one mechanism of :mod:`ldpsample`,
 :mod:`ldpsample.datasets` and :mod:`ldpsample.events`: importing a light submodule (as the
-workflow does at parse time, or a histogram job) does not import the heavy ones."""
+workflow does at parse time, or a histogram job) does not import the heavy ones.
+
+Uses: the standard library only.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Type aliases shared by the library's modules (one declaration instead of one per module)."""
+"""Type aliases shared by the library's modules (one declaration instead of one per module).
+
+Uses: numpy's typing only; no other ldpsample module.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """Baselines without public data: randomized response and the samplers of Park et al. (2024).
 
+Uses: numpy, ldpsample._types and ldpsample._validation.
+
 * :func:`randomized_response` — the n-ary randomized-response kernel, which is also the
   minimax-optimal kernel of Algorithm 1 for a uniform prior (Corollary 2 of Zamanlooy, Diaz and
   Asoodeh, AISTATS 2025).

@@ -1,5 +1,7 @@
 """The minimax-optimal mechanism for sparse users: O(k log n) per user with k items, not O(n).
 
+Uses: numpy, scipy, ldpsample._types, _validation and minimax.
+
 A user who touched ``k`` of ``n`` items has a histogram with ``k`` non-zero counts. The closed
 form of Algorithm 1 (Zamanlooy, Diaz and Asoodeh, AISTATS 2025; ``docs/minimax.md``) gives, in
 the kernel's sorted order (``q`` ascending),

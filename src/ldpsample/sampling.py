@@ -1,4 +1,7 @@
-"""Drawing the private samples: one item per user from its release distribution."""
+"""Drawing the private samples: one item per user from its release distribution.
+
+Uses: numpy, ldpsample._validation and ldpsample.minimax.
+"""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ import functools
 import importlib.util
 import os
 import re
+import sys
 import zlib
 from pathlib import Path
 
@@ -40,15 +41,29 @@ def load_library_module(name, relative_path):
     Importing it through the package would be the same code, but the package's heavy
     dependencies (scipy, polars, pyarrow) would then load at every Snakemake invocation and
     in every cluster job, which re-parses the workflow.
+
+    A path ending in a slash, such as "pipeline/config_check/", is a package folder: it is
+    loaded as the package `name` (registered in sys.modules, anew at each load, so that its
+    relative imports load its modules by path as `name.<module>`).
     """
-    spec = importlib.util.spec_from_file_location(name, LIBRARY / relative_path)
+    path = LIBRARY / relative_path
+    if relative_path.endswith("/"):
+        for loaded_name in [m for m in sys.modules if m.split(".")[0] == name]:
+            del sys.modules[loaded_name]
+        spec = importlib.util.spec_from_file_location(
+            name, path / "__init__.py", submodule_search_locations=[str(path)]
+        )
+    else:
+        spec = importlib.util.spec_from_file_location(name, path)
     loaded = importlib.util.module_from_spec(spec)
+    if relative_path.endswith("/"):
+        sys.modules[name] = loaded
     spec.loader.exec_module(loaded)
     return loaded
 
 
 REGISTRY = load_library_module("ldpsample_registry", "datasets/registry.py")
-CONFIG_CHECK = load_library_module("ldpsample_config_check", "pipeline/config_check.py")
+CONFIG_CHECK = load_library_module("ldpsample_config_check", "pipeline/config_check/")
 JOB_ERRORS = load_library_module("ldpsample_job_errors", "pipeline/job_errors.py")
 DOWNLOAD_DIR = "resources"
 

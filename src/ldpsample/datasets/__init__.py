@@ -1,6 +1,8 @@
 """Real datasets: acquisition and parsing (the experiments run them through
 :mod:`ldpsample.events`).
 
+Uses: ldpsample._lazy; its own modules on first use.
+
 * :mod:`~ldpsample.datasets.registry` -- layouts, official URLs, checksums and row counts
   (standard library only).
 * :mod:`~ldpsample.datasets.download` -- verified, resumable downloads (GroupLens, SNAP, the

@@ -1,5 +1,7 @@
 """Avazu: the official CSV streamed once into parquet, validated, for the events stage.
 
+Uses: numpy, polars, pyarrow, ldpsample.datasets.registry and ldpsample.pipeline.io.
+
 The Avazu experiment of Zamanlooy, Diaz & Asoodeh (2025) treats a device (``device_id``) as a
 user and a website (``site_id``) as an item. Each anonymised attribute (``C1``, ``C14`` … ``C21``)
 splits the rows into subcategories, one per value. Within a subcategory:

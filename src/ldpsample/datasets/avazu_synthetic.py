@@ -1,5 +1,7 @@
 """An Avazu-shaped CSV generator, for tests and benchmarks without the Kaggle download.
 
+Uses: numpy, pyarrow, ldpsample._validation, ldpsample.datasets.avazu and ldpsample.pipeline.io.
+
 The file has the official 24-column header and value formats (8-hex-digit ids, ``hour`` as
 ``YYMMDDHH`` over ten days in order, decimal ``id``) and the skew that matters for the
 experiment:

@@ -1,5 +1,7 @@
 """MovieLens: private genre histograms per ML-1M user, public priors per age group.
 
+Uses: polars, ldpsample.datasets._files and ldpsample.datasets.registry.
+
 The MovieLens experiment of Zamanlooy, Diaz & Asoodeh (2025) treats each ML-1M user's genre
 histogram as the private distribution ``p`` and a histogram pooled over the user's age group
 as the public prior ``q``:

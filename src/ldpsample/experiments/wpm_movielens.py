@@ -1,5 +1,7 @@
 """MovieLens-100K next-movie recommendation with the Wasserstein projection mechanism.
 
+Uses: numpy, polars, ldpsample._types, _validation, pipeline.progress and wasserstein.
+
 Set-up (:func:`prepare_movielens`, all splits drawn from the ``rng`` passed in):
 
 * movies are split 80/20 into *train* (the input points ``x_i``) and *test* movies; users 80/20

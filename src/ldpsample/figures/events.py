@@ -2,7 +2,10 @@
 subcategory, x, the worst case over its users of TV(p, p̂) per method, a panel per ε), and the
 table's utility/privacy trade-off (worst case and median of TV and KL against ε, one line per
 method; seaborn). Conventions of :mod:`ldpsample.figures` (Agg backend, polars in, a Figure out);
-every figure's legend is inside the saved image."""
+every figure's legend is inside the saved image.
+
+Uses: matplotlib, polars, seaborn, ldpsample.events.metrics and ldpsample.figures.style.
+"""
 
 from __future__ import annotations
 

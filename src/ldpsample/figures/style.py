@@ -1,5 +1,7 @@
 """The figures' one backend, label table and style helpers.
 
+Uses: matplotlib and polars (seaborn for type hints only); no other ldpsample module.
+
 Importing this module (as :mod:`ldpsample.figures` does) selects matplotlib's non-interactive Agg
 backend, the only ``matplotlib.use`` call of the library.
 """

@@ -1,4 +1,7 @@
-"""Fig. 2 of the synthetic experiment (:mod:`ldpsample.experiments.synthetic`)."""
+"""Fig. 2 of the synthetic experiment (:mod:`ldpsample.experiments.synthetic`).
+
+Uses: matplotlib, polars, seaborn and ldpsample.figures.style.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The optimal-risk curves of Theorem 1 (:mod:`ldpsample.experiments.theory`)."""
+"""The optimal-risk curves of Theorem 1 (:mod:`ldpsample.experiments.theory`).
+
+Uses: matplotlib, polars, seaborn and ldpsample.figures.style.
+"""
 
 from __future__ import annotations
 

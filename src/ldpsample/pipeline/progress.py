@@ -1,5 +1,7 @@
 """Progress bars for long loops, off unless asked for (the pipeline's scripts ask).
 
+Uses: tqdm and the standard library; no other ldpsample module.
+
 Bars go to ``sys.stderr``, which :func:`ldpsample.pipeline.scripting.start` points at the rule's
 log, so a long job's log shows how far it is. Library calls stay silent by default.
 """

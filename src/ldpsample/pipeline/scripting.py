@@ -1,5 +1,7 @@
 """Glue for the pipeline's thin scripts: logging to the rule's log file, parameter logging.
 
+Uses: the standard library only; the ``snakemake`` object is passed in, Snakemake is not imported.
+
 A script does three things: ``log = start(snakemake)``, one call into the library with plain
 arguments, and an atomic write (:mod:`ldpsample.pipeline.io`). ``start`` sends Python logging,
 warnings and progress bars (tqdm writes to stderr) to ``snakemake.log[0]`` and records the rule,

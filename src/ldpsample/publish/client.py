@@ -1,6 +1,9 @@
 """The client side of a release: a spec and users' own histograms in, one item per (user,
 subcategory, ε, sample) out. Usable without Snakemake (a notebook, or each user's own device).
 
+Uses: numpy, polars, ldpsample.events.release, ldpsample.minimax_sparse and this package's
+randomness and spec.
+
 Every input other than the users' histograms is public (the spec) or secret randomness (a
 :class:`~ldpsample.publish.randomness.UniformSource`). A user's draw in a subcategory is the
 inverse CDF of ``p K_{q,ε}`` at the user's own uniform ``u``, with ``q`` the spec's prior on the

@@ -1,5 +1,7 @@
 """The privacy ledger: every user's spent ε across every release, kept outside ``results/``.
 
+Uses: polars and the standard library (sqlite3); no other ldpsample module.
+
 A ledger is one SQLite file (``events.<name>.ledger``, by default ``privacy/<name>.ledger.sqlite``;
 several tables may share one, and then one budget). Every publication appends, in the same
 transaction that checked the budget, one row per (user, ε) with the number of draws the user

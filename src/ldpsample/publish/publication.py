@@ -1,6 +1,8 @@
 """One publication: budget check, draws and ledger entry as one step, so that a release exists
 only if its spend is recorded, and nothing is drawn when the budget would be exceeded.
 
+Uses: polars, ldpsample.pipeline.io and this package's client, ledger, randomness and spec.
+
 Order of :func:`publish_release`: take the ledger's write lock; check every releasing user's
 spend plus the spec's bound against the budget; draw (:func:`~ldpsample.publish.release_items`,
 with its kernel audit); write the released files to temporary names; append the spend; commit;

@@ -1,5 +1,7 @@
 """Every quantitative claim of the papers beside this run's value (issues 14 and 23).
 
+Uses: its own modules only (re-exports).
+
 The claims are data (``claims.toml``, shipped with the package, read by
 :func:`~ldpsample.reproduction.claims.load_claims`); the computations live in modules named for
 what they check:

@@ -1,5 +1,7 @@
 """Reading this run's result files for the claims (only files under the results folder).
 
+Uses: polars and this package's outcome.
+
 A file a check needs but this run did not write raises :class:`Missing`, so the row says
 ``not run`` naming it. The per-user tables of the real-data stages are joined with their priors
 and histograms here, to give each user's ``TV(p, q)`` without building a dense ``p``.

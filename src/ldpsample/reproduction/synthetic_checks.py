@@ -1,4 +1,7 @@
-"""The AISTATS paper's synthetic figure (Fig. 2) against ``results/synthetic/values.parquet``."""
+"""The AISTATS paper's synthetic figure (Fig. 2) against ``results/synthetic/values.parquet``.
+
+Uses: polars and this package's outcome and run_files.
+"""
 
 from __future__ import annotations
 

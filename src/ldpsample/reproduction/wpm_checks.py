@@ -1,6 +1,9 @@
 """The WPM paper's claims (Takakura, Liew & Hasegawa, arXiv:2605.10015) against
 ``results/wpm_ring``, ``results/wpm_movielens`` and ``results/wpm_gowalla``.
 
+Uses: numpy, polars, ldpsample.datasets.movielens, experiments.wpm_movielens and this package's
+outcome and run_files.
+
 * :func:`hit1_ordering` -- WPM's Hit Rate@1 at least the baselines' at every ε; where it is
   not, the reason says whether the loss is forced by the uniform base measure
   (:func:`uniform_base_measure_ceiling`: no ``Q`` in any ``M_ε(c/m 1)`` reaches a higher mean
