@@ -4,9 +4,10 @@ Uses: its own modules (figures.style on import).
 
 Every plotting function takes a tidy polars frame (converted with ``to_pandas()`` where seaborn
 0.13 draws it) and returns a matplotlib Figure. The grouped bars of the events and Avazu figures
-are plain matplotlib (:func:`~ldpsample.figures.style.subcategory_bars`; their modules and
-:mod:`~ldpsample.figures.style` do not import seaborn, whose import costs a figure job more than
-drawing a small figure); saving is left to
+are plain matplotlib (:func:`~ldpsample.figures.style.subcategory_bars`); the events module
+imports seaborn for its trade-off lines, while :mod:`~ldpsample.figures.real_data` and
+:mod:`~ldpsample.figures.style` do not (seaborn's import costs a figure job more than drawing a
+small bar figure); saving is left to
 :func:`ldpsample.pipeline.io.write_figure` (atomic) and :func:`ldpsample.figures.style.close`
 releases the figure. Modules:
 
