@@ -74,3 +74,16 @@ def test_config_check_loads_by_path_without_ldpsample():
         "ldpsample_config_check.errors",
         "config error at events.x.path: file not found",
     ]
+
+
+def test_every_folder_of_the_library_has_a_line_in_the_readmes_layout_map():
+    """The README's Layout block names each package folder of src/ on a line of its own."""
+    readme = (LIBRARY.parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Layout", 1)[1].split("```", 2)[1]
+    lines = [line.split()[0] for line in block.splitlines() if line.strip()]
+    folders = sorted(
+        f"src/ldpsample/{init.parent.relative_to(LIBRARY).as_posix()}/".replace("/./", "/")
+        for init in LIBRARY.rglob("__init__.py")
+    )
+    missing = [folder for folder in folders if folder not in lines]
+    assert not missing, f"README layout map lacks {missing}"
