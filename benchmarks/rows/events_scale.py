@@ -32,14 +32,20 @@ def _scale_rows(size: str, quick: bool) -> int:
 
 
 def _scale_note(run) -> str:
-    """A bench_scale run's layout, phases, rates and each rule's largest job."""
+    """A bench_scale run's layout, phases, rates, each rule's largest job and each rule's jobs
+    with their summed seconds (what a projection to more nodes divides)."""
     largest = ", ".join(f"{rule} {mb:,.0f}" for rule, mb in sorted(run.job_peaks_mb.items()))
+    per_rule = ", ".join(
+        f"{rule} {run.jobs[rule]} x, {seconds:,.1f} s"
+        for rule, seconds in sorted(run.job_seconds.items())
+    )
     jobs = sum(run.jobs.values())
     return (
         f"{run.files} files, {run.buckets} buckets, {jobs} jobs; histogram phase "
         f"{run.histogram_seconds:,.1f} s ({run.rows_per_second / 1e6:.2f} M rows/s, largest "
         f"process {run.histogram_peak_mib:,.0f} MiB), metrics and tables {run.rest_seconds:,.1f} s "
-        f"(largest process {run.rest_peak_mib:,.0f} MiB); largest job by rule (MB): {largest}"
+        f"(largest process {run.rest_peak_mib:,.0f} MiB); largest job by rule (MB): {largest}; "
+        f"jobs and their summed seconds by rule: {per_rule}"
     )
 
 
