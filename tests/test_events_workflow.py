@@ -494,7 +494,7 @@ def test_the_readmes_own_data_example_runs_as_printed_and_only_the_events_table(
     assert ran and all(rule.startswith("events_") or rule == "all" for rule in ran), ran
     base = wd / "results/events/mylog"
     max_tv = pl.read_csv(base / "max_tv.csv")
-    assert sorted(set(max_tv["epsilon"])) == [1.0, 4.0, 8.0]
+    assert sorted(set(max_tv["epsilon"])) == [0.5, 1.0, 2.0, 4.0, 8.0]  # the default epsilons
     assert set(max_tv["subcategory"]) == {"de", "fr", "it"}
     assert (
         not (wd / "results/synthetic").exists() and not (wd / "results/reproduction.csv").exists()
