@@ -165,8 +165,14 @@ def test_a_bad_value_in_a_partition_names_its_file_and_row(tmp_path):
     )
     for index, part in enumerate(frame.iter_slices(30)):
         part.write_csv(tmp_path / f"p{index}.csv")
-    with pytest.raises(EventsTableError, match=r"p2\.csv: column 'n' .* data row 11 "):
+    named = r"p2\.csv: column 'n' .* the first 'x' in data row 11 "
+    with pytest.raises(EventsTableError, match=named):
         build_event_histograms(str(tmp_path / "p*.csv"), **BASE)
+    # the map/reduce path: the split job of that file says the same
+    with pytest.raises(EventsTableError, match=named):
+        histograms_in_buckets(
+            str(tmp_path / "p*.csv"), buckets=2, workdir=tmp_path / "w", options=BASE
+        )
 
 
 # --- the map/reduce steps give the one job's results -----------------------------------------

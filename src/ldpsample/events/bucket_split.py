@@ -78,9 +78,9 @@ def split_partition(
             f"{where}: cannot read the events table (config key {key}.path): "
             f"{type(exc).__name__}: {exc}"
         ) from exc
-    checks = {**results[0].row(0, named=True), "used": results[1].item()}
+    checks = results[0].row(0, named=True)
     if prepared.listed is not None:
-        checks["listed_found"] = sorted(results[2]["item"].to_list())
+        checks["listed_found"] = sorted(results[1]["item"].to_list())
     raise_on_checks(
         checks,
         path=where,
@@ -89,6 +89,7 @@ def split_partition(
         user=options["user"],
         item=options["item"],
         on_null=options.get("on_null", "drop"),
+        raw=prepared.raw,
         whole_table=False,
     )
     # The rows themselves, bucket by bucket: only the weights that are columns travel.

@@ -195,13 +195,20 @@ def build_event_histograms(
         together=True,
         what=f"scanning {path}: checks and the {names[0]!r} aggregate",
     )
-    checks = {**first[0].row(0, named=True), "used": first[1].item()}
+    checks = first[0].row(0, named=True)
     first_triples = first[-1]
     if prepared.listed is not None:
-        _check_listed(prepared.listed, first[2], key=key, item=item, path=path)
+        _check_listed(prepared.listed, first[1], key=key, item=item, path=path)
     _log_outside(checks, path)
     raise_on_checks(
-        checks, path=path, key=key, columns=numeric, user=user, item=item, on_null=on_null
+        checks,
+        path=path,
+        key=key,
+        columns=numeric,
+        user=user,
+        item=item,
+        on_null=on_null,
+        raw=prepared.raw,
     )
     public = None
     if isinstance(prior, Mapping) and domain is None:

@@ -81,25 +81,37 @@ def _prepare(
     )
     if domain is not None:
         domain = domain_frame(domain)
+    # The rows used: ids present, then the spec's, the listed items and the excluded users.
+    keep = pl.col(user).is_not_null() & pl.col(item).is_not_null()
+    if domain is not None:
+        keep &= pl.col(item).is_in(domain["item"].unique().implode())
+    elif items is not None:
+        keep &= pl.col(item).is_in([str(i) for i in items])
+    if exclude_users:
+        keep &= ~pl.col(user).is_in([str(u) for u in exclude_users])
+    # Pass 1's small queries: the checks (with the rows left by the filters, counted by an
+    # expression on the scan: a second query on ``base`` beside the large aggregation made
+    # polars cache all of ``base`` in memory, 1.1 -> 2.5 GB and 6.0 -> 8.6 s per Avazu
+    # histogram job), and which listed items the table holds.
     checks_query = _check_numbers(
         raw,
         numeric,
         user,
         item,
-        # rows whose item is in no subcategory of the spec (not used; logged)
-        extra=[]
-        if domain is None
-        else [(~pl.col(item).is_in(domain["item"].unique().implode())).sum().alias("outside")],
+        extra=[
+            keep.sum().alias("used"),
+            # rows whose item is in no subcategory of the spec (not used; logged)
+            *(
+                []
+                if domain is None
+                else [
+                    (~pl.col(item).is_in(domain["item"].unique().implode())).sum().alias("outside")
+                ]
+            ),
+        ],
     )
-
     weight = _number(count) if count is not None else pl.lit(1.0)
-    base = raw.filter(pl.col(user).is_not_null() & pl.col(item).is_not_null())
-    if domain is not None:
-        base = base.filter(pl.col(item).is_in(domain["item"].unique().implode()))
-    elif items is not None:
-        base = base.filter(pl.col(item).is_in([str(i) for i in items]))
-    if exclude_users:
-        base = base.filter(~pl.col(user).is_in([str(u) for u in exclude_users]))
+    base = raw.filter(keep)
     names = attributes or [ALL]
     base = base.select(
         pl.col(user).alias("user"),
@@ -110,10 +122,8 @@ def _prepare(
         *[pl.col(a).alias(f"a:{a}") for a in attributes],
         *([pl.lit(ALL).alias(f"a:{ALL}")] if not attributes else []),
     )
-    # Pass 1's small queries: the checks (the rows left by the filters, and which listed items
-    # the table holds, among them).
     listed = None if items is None or domain is not None else sorted({str(i) for i in items})
-    small = [checks_query, base.select(pl.len().alias("used"))]
+    small = [checks_query]
     if listed is not None:
         small.append(
             raw.select(pl.col(item).filter(pl.col(item).is_in(listed)).unique().alias("item"))
