@@ -60,6 +60,22 @@ EXPERIMENTS = (
 #: Config changes that turn every experiment off (an events-only run).
 OTHERS_OFF = {"experiments": dict.fromkeys(EXPERIMENTS, False)}
 
+
+def events_entry(path, **changes) -> dict:
+    """An events entry over the columns of the tests' generated tables (``user_id``,
+    ``item_id``, count ``n``, attributes ``country`` and ``device``, ``user_mean`` prior), with
+    ``changes`` on top."""
+    return {
+        "path": path,
+        "user": "user_id",
+        "item": "item_id",
+        "count": "n",
+        "attributes": ["country", "device"],
+        "prior": "user_mean",
+        **changes,
+    }
+
+
 WORKFLOW_PARTS = (
     "Snakefile",
     "environment.yml",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from _workflow import (
+    EXPERIMENTS,
     SHARED_DATA,
     copy_workflow,
     requires_shared_data,
@@ -26,18 +27,7 @@ pytestmark = [
     requires_shared_data("ml-1m", "ml-100k", "avazu", "gowalla"),
 ]
 
-ALL_OFF = {
-    name: False
-    for name in (
-        "synthetic",
-        "theory",
-        "movielens",
-        "avazu",
-        "wpm_ring",
-        "wpm_movielens",
-        "wpm_gowalla",
-    )
-}
+ALL_OFF = dict.fromkeys(EXPERIMENTS, False)
 GOWALLA_SAMPLE = "loc-gowalla_totalCheckins.first-10000-lines.txt"
 TARGETS = {
     "movielens": "results/movielens/events/ml-1m.parquet",

@@ -13,7 +13,7 @@ import re
 import numpy as np
 import polars as pl
 import pytest
-from _workflow import OTHERS_OFF, copy_workflow, planned_jobs, snakemake, write_config
+from _workflow import OTHERS_OFF, copy_workflow, events_entry, planned_jobs, snakemake, write_config
 
 pytestmark = pytest.mark.workflow
 
@@ -36,22 +36,18 @@ def events_frame(seed=0, rows=4000, users=240) -> pl.DataFrame:
 
 
 def entry(path, buckets, **changes):
-    base = dict(
-        path=path,
-        user="user_id",
-        item="item_id",
-        count="n",
-        attributes=["country", "device"],
-        prior="user_mean",
-        top_items=5,
-        min_user_count=3,
-        min_users=5,
-        epsilons=[1, 4],
-        methods=["minimax", "mollifier_tv", "mollifier_kl", "randomized_response"],
-        buckets=buckets,
+    return events_entry(
+        path,
+        **{
+            "top_items": 5,
+            "min_user_count": 3,
+            "min_users": 5,
+            "epsilons": [1, 4],
+            "methods": ["minimax", "mollifier_tv", "mollifier_kl", "randomized_response"],
+            "buckets": buckets,
+            **changes,
+        },
     )
-    base.update(changes)
-    return base
 
 
 GLOBAL = dict(activity_scope="global", rank_items_by="clicks", min_user_count=12, prior="pooled")

@@ -22,6 +22,7 @@ from _workflow import (
     ROOT,
     SHARED_DATA,
     copy_workflow,
+    events_entry,
     need_shared_data,
     planned_jobs,
     result_files,
@@ -38,28 +39,24 @@ ALL_METHODS = ["minimax", "mollifier_tv", "mollifier_kl", "randomized_response"]
 
 def entry(path, **changes):
     """A complete events entry (every key stated, as the schema requires)."""
-    base = dict(
-        path=path,
-        user="user_id",
-        item="item_id",
-        count="n",
-        attributes=["country", "device"],
-        prior="user_mean",
-        items=None,
-        top_items=4,
-        rank_items_by=None,
-        activity_by=None,
-        min_user_count=3,
-        activity_scope="top_items",
-        min_users=5,
-        exclude_users=[],
-        on_null="drop",
-        epsilons=[1, 4],
-        methods=ALL_METHODS,
-        release=False,
+    return events_entry(
+        path,
+        **{
+            "items": None,
+            "top_items": 4,
+            "rank_items_by": None,
+            "activity_by": None,
+            "min_user_count": 3,
+            "activity_scope": "top_items",
+            "min_users": 5,
+            "exclude_users": [],
+            "on_null": "drop",
+            "epsilons": [1, 4],
+            "methods": ALL_METHODS,
+            "release": False,
+            **changes,
+        },
     )
-    base.update(changes)
-    return base
 
 
 def small_events(seed=0, users=40):

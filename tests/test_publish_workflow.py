@@ -18,6 +18,7 @@ from _workflow import (
     OTHERS_OFF,
     ROOT,
     copy_workflow,
+    events_entry,
     need_shared_data,
     result_files,
     snakemake,
@@ -69,29 +70,18 @@ def public_table():
 
 
 def entry(path="data/events.parquet", **changes):
-    base = dict(
-        path=path,
-        user="user_id",
-        item="item_id",
-        count="n",
-        attributes=["country", "device"],
-        prior=PUBLIC_PRIOR,
-        items=None,
-        top_items=None,
-        rank_items_by=None,
-        activity_by=None,
-        min_user_count=0,
-        activity_scope="top_items",
-        min_users=1,
-        exclude_users=[],
-        on_null="drop",
-        epsilons=[1, 4],
-        methods=["minimax"],
-        release=True,
-        release_seed=3,
+    return events_entry(
+        path,
+        **{
+            "prior": PUBLIC_PRIOR,
+            "top_items": None,
+            "epsilons": [1, 4],
+            "methods": ["minimax"],
+            "release": True,
+            "release_seed": 3,
+            **changes,
+        },
     )
-    base.update(changes)
-    return base
 
 
 @pytest.fixture(scope="module")
