@@ -35,10 +35,11 @@ def row_test_command(quick: bool) -> Row:
         )
         env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
         seconds, peak, output = timed_run(["bash", ".ci/run"], folder, {**env, "CI": "true"})
-        pytest_line = re.findall(r"(\d+ passed.*? in [\d.]+s[^=]*)", output)
+        # pytest's last summary line, whole: failures and errors come before "passed"
+        pytest_line = re.findall(r"=+ ((?:\d+ \w+, )*\d+ \w+.*? in [\d.]+s[^=]*?) =+", output)
         row.measures.append(
             Measure(
-                "venv, pip install -e '.[test]', pytest (3 workers)",
+                "venv, pip install -e '.[test]', pytest (-n auto)",
                 seconds,
                 f"pytest: {pytest_line[-1].strip() if pytest_line else '?'}; largest process "
                 f"{peak:,.0f} MiB",
