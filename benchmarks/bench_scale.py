@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-from runner.measure import timed_run
+from runner.measure import local_snakemake_env, timed_run
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -163,9 +163,11 @@ def run(
         snakemake = [sys.executable, "-m", "snakemake", "--configfile", "config/scale.yaml"]
         # the histogram phase: every job up to the priors of each attribute
         first, first_peak, _ = timed_run(
-            [*snakemake, "--cores", "2", "--until", "events_priors", "events_histograms"], work
+            [*snakemake, "--cores", "2", "--until", "events_priors", "events_histograms"],
+            work,
+            local_snakemake_env(),
         )
-        rest, rest_peak, _ = timed_run([*snakemake, "--cores", "2"], work)
+        rest, rest_peak, _ = timed_run([*snakemake, "--cores", "2"], work, local_snakemake_env())
         peaks, seconds, jobs = _job_stats(work)
         layout = json.loads((folder / "done.json").read_text())
         used = buckets

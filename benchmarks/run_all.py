@@ -53,7 +53,7 @@ from pathlib import Path
 from runner import measure
 from runner.measure import timed_run
 from runner.registry import RowSpec, in_order
-from runner.report import machine, ratio, report, write_table
+from runner.report import machine, ratio, read_table, report, updated_table, write_table
 
 HERE = Path(__file__).resolve().parent
 
@@ -122,6 +122,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", nargs="+", choices=sorted(rows), help="rows to run")
     parser.add_argument("--repeats", type=int, default=measure.REPEATS, help="best of this many")
     parser.add_argument("--output", type=Path, default=HERE / "results.md")
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="replace only the rows run in --output's table; keep the others, marked by run",
+    )
     parser.add_argument("--avazu-rows", type=int, default=1_000_000)
     parser.add_argument(
         "--avazu-stage-rows",
@@ -163,6 +168,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"  {m['label']}: {m['seconds']:.4f} s {text} {target}", file=sys.stderr)
     elapsed = time.perf_counter() - start
     text = report(results, args.quick, elapsed, started, host, repeats=measure.REPEATS)
+    if args.update:
+        text = updated_table(read_table(args.output), text, list(rows))
     args.output.parent.mkdir(parents=True, exist_ok=True)
     write_table(args.output, text)
     print(text)

@@ -42,6 +42,30 @@ def test_a_quick_row_replaces_only_the_generated_table(tmp_path):
     assert not list(tmp_path.glob(".*partial"))  # written through a renamed temporary file
 
 
+def test_update_replaces_the_rows_run_and_keeps_the_others_marked_with_their_run(tmp_path):
+    """``--update`` re-measures some rows: they replace their old lines, every other row of the
+    table stays as it was, in the table's order, its title naming the run it comes from."""
+    output = tmp_path / "results.md"
+    notes = "\n## by hand\n\nkept\n"
+    output.write_text(f"{BEGIN}\n{END}\n{notes}")
+    first = _run_all("--quick", "--only", "dense-2000", "audit-1e6", "--output", str(output))
+    assert first.returncode == 0, first.stderr
+    old = output.read_text()
+    (old_date,) = re.findall(r"^Date: (\d{4}-\d\d-\d\d \d\d:\d\d UTC)", old, re.M)
+    old_audit = [ln for ln in old.splitlines() if "minimax_realized_epsilon" in ln]
+    second = _run_all("--quick", "--only", "dense-2000", "--update", "--output", str(output))
+    assert second.returncode == 0, second.stderr
+    text = output.read_text()
+    assert text.endswith(f"{END}\n{notes}")
+    titles = [ln.split(" | ")[0] for ln in text.splitlines() if ln.startswith("| **")]
+    assert [t.split("**")[1] for t in titles] == ["dense-2000", "audit-1e6"]  # ORDER's order
+    assert "(run of" not in titles[0] and titles[1].endswith(f"(run of {old_date})")
+    kept = [ln for ln in text.splitlines() if "minimax_realized_epsilon" in ln]
+    assert [ln.split(" | ", 1)[1] for ln in kept] == [ln.split(" | ", 1)[1] for ln in old_audit]
+    assert f"that table's header: {old_date}" in text
+    assert text.count("| paper's recursion, Algorithm 1 (O(n^3)) |") == 1
+
+
 def test_a_file_without_markers_becomes_the_table(tmp_path):
     output = tmp_path / "new.md"
     proc = _run_all("--quick", "--only", "dense-2000", "--output", str(output))

@@ -24,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from runner.measure import Measure, Row, benchmark_peaks, timed_run
+from runner.measure import Measure, Row, benchmark_peaks, local_snakemake_env, timed_run
 from runner.registry import in_own_processes, register
 
 
@@ -95,7 +95,7 @@ def row_avazu_stage(quick: bool) -> Row:
         (work / "config" / "run_all.yaml").write_text(yaml.safe_dump(overlay))
         snakemake = [sys.executable, "-m", "snakemake", "--configfile", "config/run_all.yaml"]
         prepare = [*snakemake, "--cores", "2", "--until", "avazu_convert"]
-        seconds, peak, _ = timed_run(prepare, work)
+        seconds, peak, _ = timed_run(prepare, work, local_snakemake_env())
         row.measures.append(
             Measure(
                 "generate and convert the log (input, not the target)",
@@ -103,7 +103,7 @@ def row_avazu_stage(quick: bool) -> Row:
                 f"peak {peak:,.0f} MiB",
             )
         )
-        seconds, peak, _ = timed_run([*snakemake, "--cores", "2"], work)
+        seconds, peak, _ = timed_run([*snakemake, "--cores", "2"], work, local_snakemake_env())
         row.measures.append(
             Measure(
                 "the stage (9 histogram, 9 metrics, aggregate, release, figure jobs)",

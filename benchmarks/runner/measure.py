@@ -68,6 +68,15 @@ def one_thread(row: Row, call: Callable[[], object]) -> Measure:
     return Measure("same, threads=1 (one core, no thread pool)", seconds, "; ".join(ratios))
 
 
+def local_snakemake_env() -> dict[str, str]:
+    """This process's environment with ``SLURM_CONF=/dev/null``, for a pipeline row's local
+    ``snakemake --cores 2``: where the SLURM client is installed and no controller answers,
+    the SLURM executor plugin's ``scontrol`` probe costs every snakemake command ~9 s before it
+    starts (docs/cluster.md, "Local runs on such a machine"), which is not the pipeline's time;
+    a local run is otherwise unchanged."""
+    return {**os.environ, "SLURM_CONF": "/dev/null"}
+
+
 def timed_run(
     cmd: list[str],
     cwd: Path | None = None,

@@ -102,6 +102,61 @@ def report(
     return "\n".join(lines) + "\n"
 
 
+def _rows_of(table: str) -> dict[str, list[str]]:
+    """The lines of each row of a generated table, by row name (a row starts with a line
+    ``| **name**: ...`` and goes on with the lines whose first cell is empty)."""
+    rows: dict[str, list[str]] = {}
+    name = None
+    for line in table.splitlines():
+        if line.startswith("| **"):
+            name = line[4:].split("**", 1)[0]
+            rows[name] = [line]
+        elif name and line.startswith("|  |"):
+            rows[name].append(line)
+        else:
+            name = None
+    return rows
+
+
+def updated_table(old: str, new: str, order: list[str]) -> str:
+    """``new`` (a run of some rows) with every other row of ``old`` kept, in ``order``; a kept
+    row's title says the run it comes from, ``(run of <date>)``, and the header names the
+    earlier run's date line."""
+    old_rows, new_rows = _rows_of(old), _rows_of(new)
+    old_date = next((ln for ln in old.splitlines() if ln.startswith("Date: ")), "Date: ?")
+    when = old_date.removeprefix("Date: ").split(".", 1)[0]
+    head = [
+        ln for ln in new.splitlines() if not ln.startswith("| **") and not ln.startswith("|  |")
+    ]
+    at = head.index(
+        "| row | method | time (s) | ratio vs subject | target | note | peak MiB (subject / row) |"
+    )
+    head[at:at] = [
+        f"Rows this run did not measure are kept from the table it updated (`--update`), each "
+        f"marked with its run; that table's header: {old_date.removeprefix('Date: ')}",
+        "",
+    ]
+    lines = head[: at + 4]
+    for name in order:
+        if name in new_rows:
+            lines += new_rows[name]
+        elif name in old_rows:
+            first, *rest = old_rows[name]
+            if "(run of " not in first:
+                title, tail = first[2:].split(" | ", 1)
+                first = f"| {title} (run of {when}) | {tail}"
+            lines += [first, *rest]
+    return "\n".join(lines) + "\n"
+
+
+def read_table(path: Path) -> str:
+    """The generated table of ``path`` (between :data:`BEGIN` and :data:`END`), or ``""``."""
+    old = path.read_text() if path.exists() else ""
+    if BEGIN in old and END in old:
+        return old.split(BEGIN, 1)[1].split(END, 1)[0]
+    return ""
+
+
 def write_table(path: Path, table: str) -> None:
     """Put ``table`` between :data:`BEGIN` and :data:`END` in ``path``, keeping the text before
     and after them; a file without them (or no file) becomes the table alone. Written to a
