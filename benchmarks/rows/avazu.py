@@ -106,7 +106,7 @@ def row_avazu_stage(quick: bool) -> Row:
         seconds, peak, _ = timed_run([*snakemake, "--cores", "2"], work, local_snakemake_env())
         row.measures.append(
             Measure(
-                "the stage (9 histogram, 9 metrics, aggregate, release, figure jobs)",
+                "the stage (9 histogram, 9 metrics, aggregate, figure and reproduction-table jobs)",
                 seconds,
                 f"largest process {peak:,.0f} MiB (target < 2 GB per job); largest "
                 f"job by rule (Snakemake's benchmark files, MB): "
