@@ -27,7 +27,7 @@ try:
     checks, rows, tops = merge_partials(
         read_checks([folder / "checks.json" for folder in folders]),
         [pl.read_parquet(folder / "rows.parquet") for folder in folders],
-        [pl.read_parquet(path) for path in rank_files],
+        (pl.read_parquet(path) for path in rank_files),  # read one at a time
         path=options["path"],
         options=options,
     )

@@ -8,7 +8,7 @@ bucket_parts); no Snakemake.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -31,7 +31,7 @@ _SUMMED = ("rows", "null_user", "null_item", "used", "outside")
 def merge_partials(
     checks: Sequence[Mapping[str, Any]],
     rows: Sequence[pl.DataFrame],
-    ranks: Sequence[pl.DataFrame],
+    ranks: Iterable[pl.DataFrame],
     *,
     path: str,
     options: Mapping[str, Any],
@@ -78,11 +78,14 @@ def merge_partials(
         domain = domain_frame(domain)
     names = opts["attributes"] or ["all"]
     if domain is not None or top_items is not None:
-        ranked_all = (
-            pl.concat(ranks).group_by("attribute", "subcategory", "item").agg(pl.col("rank").sum())
-            if ranks
-            else pl.DataFrame(schema=RANK_SCHEMA)
-        )
+        # summed part by part (``ranks`` may be a generator): one partition's ranking at a
+        # time beside the running sums, not every partition's at once
+        ranked_all = None
+        for part in ranks:
+            both = part if ranked_all is None else pl.concat([ranked_all, part])
+            ranked_all = both.group_by("attribute", "subcategory", "item").agg(pl.col("rank").sum())
+        if ranked_all is None:
+            ranked_all = pl.DataFrame(schema=RANK_SCHEMA)
         for name in names:
             ranked = ranked_all.filter(pl.col("attribute") == name).select(
                 pl.col("subcategory").alias(f"a:{name}"), "item", "rank"

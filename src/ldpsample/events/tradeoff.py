@@ -94,7 +94,7 @@ def _tradeoff_of_parts(parts: list[str | os.PathLike[str]]) -> pl.DataFrame:
             *[pl.col(c).max().alias(f"max:{c}") for c in columns],
             pl.len().cast(pl.Int64).alias("rows"),
         )
-        .collect()
+        .collect(engine="streaming")  # as max_over_users: no part held whole
     )
     if wide.height == 0 or wide["rows"].sum() == 0:
         return pl.DataFrame(schema=TRADEOFF_SCHEMA)
