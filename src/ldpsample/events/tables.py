@@ -332,8 +332,13 @@ def write_per_user_parts(
     runs.sort(key=lambda run: run[:4])
     files = [pq.ParquetFile(str(part)) for _, _, part in parts]
     schema = files[0].schema_arrow if files else None
-    readers = [f.iter_batches(batch_size=1 << 15) for f in files]
-    pending: list[Any] = [None] * len(files)  # the rest of each part's current batch
+    # each part's row-group offsets: a run is read from the row groups that hold it, so no
+    # reader per part stays open (29 open readers held ~40 MB each: the combine job of a
+    # 4e8-row table peaked at 3.9 GB)
+    offsets = [
+        np.cumsum([0] + [f.metadata.row_group(g).num_rows for g in range(f.num_row_groups)])
+        for f in files
+    ]
     position = [0] * len(files)
     total = 0
     with atomic_path(path) as tmp:
@@ -347,16 +352,13 @@ def write_per_user_parts(
             for _, _, _, _, index, start, rows in runs:
                 if position[index] != start:
                     raise ValueError(f"{parts[index][2]}: rows not in (epsilon, subcategory) order")
-                need = rows
-                while need:
-                    batch = pending[index] if pending[index] is not None else next(readers[index])
-                    take = batch.slice(0, need)
-                    pending[index] = (
-                        batch.slice(take.num_rows) if take.num_rows < batch.num_rows else None
-                    )
-                    buffer.append(take)
-                    buffered += take.num_rows
-                    need -= take.num_rows
+                bounds = offsets[index]
+                first = int(np.searchsorted(bounds, start, side="right")) - 1
+                last = int(np.searchsorted(bounds, start + rows - 1, side="right")) - 1
+                groups = files[index].read_row_groups(list(range(first, last + 1)))
+                take = groups.slice(start - int(bounds[first]), rows)
+                buffer.extend(take.to_batches())
+                buffered += take.num_rows
                 position[index] += rows
                 if buffered >= row_group_rows:
                     writer.write_table(pa.Table.from_batches(buffer, schema=schema))
