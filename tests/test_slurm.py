@@ -35,7 +35,15 @@ import polars as pl
 import pytest
 import slurm_session
 import yaml
-from _workflow import ROOT, copy_workflow, result_differences, result_files, snakemake, write_config
+from _workflow import (
+    ROOT,
+    copy_workflow,
+    events_entry,
+    result_differences,
+    result_files,
+    snakemake,
+    write_config,
+)
 
 LOCAL_SLURM = slurm_session.LOCAL_SLURM
 
@@ -48,18 +56,14 @@ CONFIG = {
     # A partitioned events table (two parquet files, EVENTS_FILES) in two buckets of users: the
     # map/reduce jobs of workflow/rules/events_buckets.smk, each a SLURM job.
     "events": {
-        "partitioned": {
-            "path": "data/events",
-            "user": "user_id",
-            "item": "item_id",
-            "count": "n",
-            "attributes": ["country"],
-            "prior": "user_mean",
-            "top_items": 4,
-            "epsilons": [1, 4],
-            "methods": ["minimax", "mollifier_tv"],
-            "buckets": 2,
-        }
+        "partitioned": events_entry(
+            "data/events",
+            attributes=["country"],
+            top_items=4,
+            epsilons=[1, 4],
+            methods=["minimax", "mollifier_tv"],
+            buckets=2,
+        )
     },
 }
 #: Files of the events table: (name, seed) of each partition.

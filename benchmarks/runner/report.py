@@ -18,6 +18,10 @@ import numpy as np
 #: Lines around the generated table in ``--output`` (text outside them is kept).
 BEGIN = "<!-- run_all.py: generated table begins -->"
 END = "<!-- run_all.py: generated table ends -->"
+#: The table's column header (:func:`report` writes it, :func:`updated_table` finds it).
+COLUMNS = (
+    "| row | method | time (s) | ratio vs subject | target | note | peak MiB (subject / row) |"
+)
 
 
 def machine() -> str:
@@ -87,7 +91,7 @@ def report(
         "subject alone once (interpreter and imports included), then of the process that "
         "timed the whole row.",
         "",
-        "| row | method | time (s) | ratio vs subject | target | note | peak MiB (subject / row) |",
+        COLUMNS,
         "|---|---|---:|---|---|---|---:|",
     ]
     for row, peak_subject, peak_row in results:
@@ -128,15 +132,13 @@ def updated_table(old: str, new: str, order: list[str]) -> str:
     head = [
         ln for ln in new.splitlines() if not ln.startswith("| **") and not ln.startswith("|  |")
     ]
-    at = head.index(
-        "| row | method | time (s) | ratio vs subject | target | note | peak MiB (subject / row) |"
-    )
+    at = head.index(COLUMNS)
     head[at:at] = [
         f"Rows this run did not measure are kept from the table it updated (`--update`), each "
         f"marked with its run; that table's header: {old_date.removeprefix('Date: ')}",
         "",
     ]
-    lines = head[: at + 4]
+    lines = head[: at + 4]  # through the two lines inserted, the column header and its rule
     for name in order:
         if name in new_rows:
             lines += new_rows[name]

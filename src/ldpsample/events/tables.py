@@ -79,9 +79,8 @@ def max_over_users(
         per_user.lazy()
         .group_by("epsilon", *keys)
         .agg(*[pl.col(m).max() for m in methods], pl.len().cast(pl.Int64).alias("n_users"))
-        # streaming: the parts of a table in buckets are never held whole (in memory, the
-        # combine job of a 4e8-row table held ~4 GB of them; maxima and counts are exact in
-        # any order)
+        # streaming: the parts of a table in buckets are scanned, not loaded whole (maxima
+        # and counts are exact in any order)
         .collect(engine="streaming")
     )
     if wide.height == 0:
