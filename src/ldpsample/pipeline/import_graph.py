@@ -1,0 +1,136 @@
+"""The library files a Python file runs when imported: the closure of its ``ldpsample`` imports.
+
+The workflow lists these files as a rule's inputs, so that editing any library module a job
+imports re-runs the job (a ``script:`` rule's code trigger sees only the script). Standard library
+only (``ast``): the workflow loads this module by path at parse time.
+
+Contract of :func:`library_closure`: for every start file, every ``ldpsample`` module that
+importing it can execute is in the result, found statically:
+
+* ``import ldpsample.a.b`` and ``from ldpsample.a import b`` (a module or a name), absolute or
+  relative, anywhere in the file (also inside functions: an over-approximation, never a miss),
+  except in ``if TYPE_CHECKING:`` blocks, which never run;
+* each package ``__init__.py`` on the way (Python executes it before the module);
+* the names a package exports lazily through an ``_EXPORTS`` table (``ldpsample._lazy``):
+  ``from ldpsample import apply_minimax`` runs ``ldpsample.minimax``;
+* sibling modules a package loads by path with ``spec_from_file_location`` are not seen: such a
+  package must be started from as a folder (``"pipeline/config_check/"``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+
+PACKAGE = "ldpsample"
+
+
+def _module_file(library: Path, parts: tuple[str, ...]) -> Path | None:
+    """The file of module ``ldpsample.<parts>`` under ``library`` (its ``__init__.py`` for a
+    package), or None when there is none."""
+    base = library.joinpath(*parts)
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if parts and candidate.is_file():
+            return candidate
+    return library / "__init__.py" if not parts else None
+
+
+@cache
+def _lazy_exports(init: Path) -> dict[str, str]:
+    """A package's ``_EXPORTS`` table (public name -> defining module), read from its source."""
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        if isinstance(target, ast.Name) and target.id == "_EXPORTS" and node.value is not None:
+            return ast.literal_eval(node.value)
+    return {}
+
+
+def _package_of(library: Path, path: Path) -> tuple[str, ...]:
+    """The dotted package (as parts after ``ldpsample``) that the file ``path`` belongs to."""
+    parts = path.relative_to(library).with_suffix("").parts
+    return parts[:-1]  # a/b.py and a/__init__.py both belong to package a
+
+
+def _runtime_nodes(tree: ast.AST) -> Iterable[ast.AST]:
+    """Every node of ``tree`` except those under an ``if TYPE_CHECKING:`` test."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.If) and ast.unparse(node.test) in {
+            "TYPE_CHECKING",
+            "typing.TYPE_CHECKING",
+        }:
+            stack.extend(node.orelse)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+@cache
+def _imported(library: Path, path: Path) -> frozenset[tuple[str, ...]]:
+    """The ``ldpsample`` modules (as parts after ``ldpsample``) that ``path`` imports, each with
+    the names imported from it resolved to submodules or lazily exported modules."""
+    modules: set[tuple[str, ...]] = set()
+    package = _package_of(library, path) if path.is_relative_to(library) else ()
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                dotted = alias.name.split(".")
+                if dotted[0] == PACKAGE:
+                    modules.add(tuple(dotted[1:]))
+            continue
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            anchor = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+            if not path.is_relative_to(library):
+                continue
+            base = (*anchor, *(node.module.split(".") if node.module else ()))
+        elif node.module and node.module.split(".")[0] == PACKAGE:
+            base = tuple(node.module.split(".")[1:])
+        else:
+            continue
+        modules.add(base)
+        for alias in node.names:
+            modules.add((*base, alias.name))
+    return frozenset(modules)
+
+
+def _with_packages(library: Path, parts: tuple[str, ...]) -> list[Path]:
+    """The file of ``ldpsample.<parts>`` and every package ``__init__.py`` above it, or only
+    the packages when ``parts`` names no module (a plain name imported from a package)."""
+    files = [_module_file(library, parts[:depth]) for depth in range(len(parts) + 1)]
+    return [file for file in files if file is not None]
+
+
+def library_closure(library: Path, starts: Iterable[Path]) -> list[Path]:
+    """Every library file (under ``library``, the ``ldpsample`` package folder) that importing
+    the files ``starts`` can execute, the starts themselves included when they are library files;
+    sorted."""
+    library = library.resolve()
+    seen: set[Path] = set()
+    queue = [Path(start).resolve() for start in starts]
+    while queue:
+        path = queue.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for parts in _imported(library, path):
+            for file in _with_packages(library, parts):
+                if file not in seen:
+                    queue.append(file)
+            init = _module_file(library, parts)
+            if init is not None and init.name == "__init__.py":
+                continue
+            package_init = _module_file(library, parts[:-1]) if parts else None
+            if package_init is not None and package_init.name == "__init__.py":
+                lazy = _lazy_exports(package_init).get(parts[-1])
+                if lazy is not None and lazy.split(".")[0] == PACKAGE:
+                    for file in _with_packages(library, tuple(lazy.split(".")[1:])):
+                        if file not in seen:
+                            queue.append(file)
+    return sorted(path for path in seen if path.is_relative_to(library))
