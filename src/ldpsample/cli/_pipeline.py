@@ -31,6 +31,7 @@ __all__ = [
     "events_entry",
     "find_workflow",
     "print_overlay",
+    "require_snakemake",
     "run_snakemake",
     "write_overlay",
 ]
@@ -200,6 +201,14 @@ def events_entry(args: argparse.Namespace, **keys: Any) -> tuple[str, dict[str, 
     return _table_name(args), entry
 
 
+def require_snakemake() -> None:
+    """Raise :class:`CommandError` unless Snakemake (the ``workflow`` extra) is installed."""
+    if importlib.util.find_spec("snakemake") is None:
+        raise CommandError(
+            "running the pipeline needs Snakemake: pip install 'ldpsample[workflow]'"
+        )
+
+
 def find_workflow(option: Path | None) -> Path:
     """The checkout whose ``Snakefile`` runs: ``option``, else the current folder, else the
     checkout holding this ldpsample's ``src/``."""
@@ -247,10 +256,7 @@ def run_snakemake(
 ) -> int:
     """Run the workflow's Snakemake on ``targets`` with the overlay over config/config.yaml;
     return its exit status (its log streams to the console)."""
-    if importlib.util.find_spec("snakemake") is None:
-        raise CommandError(
-            "running the pipeline needs Snakemake: pip install 'ldpsample[workflow]'"
-        )
+    require_snakemake()
     # the targets come before --configfile, which takes every path after it
     command = [sys.executable, "-m", "snakemake", "--cores", str(cores), *targets]
     command += ["--dry-run"] if dry_run else []
