@@ -100,12 +100,14 @@ def test_user_errors_are_one_line_with_status_2(tmp_path):
 
 
 def test_print_config_is_the_overlay_a_user_would_write(tmp_path):
+    """Only the keys given, the name from the file's name, the path made absolute, 1 an
+    integer as in a YAML file."""
     table = tmp_path / "My Clicks.csv"
     events_table().write_csv(table)
     proc = ldpsample(
-        "evaluate", str(table), "--user", "user_id", "--item", "item_id", "--count", "n",
+        "evaluate", "My Clicks.csv", "--user", "user_id", "--item", "item_id", "--count", "n",
         "--attributes", "country", "--epsilons", "1", "0.5", "--top-items", "all",
-        "--prior", "uniform", "--print-config",
+        "--prior", "uniform", "--print-config", cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     import yaml
