@@ -137,13 +137,24 @@ def test_a_changed_domain_or_format_is_refused_with_the_file_named(tmp_path):
         read_device_spec(tmp_path / "nowhere")
 
 
-@pytest.mark.parametrize("count", [-1.0, float("nan"), float("inf"), "3"])
-def test_a_bad_count_names_the_subcategory_and_item(tmp_path, count):
+@pytest.mark.parametrize(
+    ("count", "error"),
+    [(-1.0, ValueError), (float("nan"), ValueError), (np.inf, ValueError), ("3", TypeError)],
+)
+def test_a_bad_count_names_the_subcategory_and_item(tmp_path, count, error):
     light = read_device_spec(_spec(tmp_path))
-    with pytest.raises(ValueError, match=r"counts\[\('country', 'de'\)\]\['de-item,1'\]"):
+    with pytest.raises(error, match=r"counts\[\('country', 'de'\)\]\['de-item,1'\]"):
         release_on_device(
             light, {("country", "de"): {"de-item,1": count}}, user="u", uniforms=SeededUniforms(1)
         )
+
+
+def test_numpy_counts_are_numbers(tmp_path):
+    light = read_device_spec(_spec(tmp_path))
+    counts = {("country", "de"): {"de-item,1": np.int64(2), "de-item,3": np.float32(1.5)}}
+    as_numpy = release_on_device(light, counts, user="u", uniforms=SeededUniforms(3))
+    plain = {("country", "de"): {"de-item,1": 2, "de-item,3": 1.5}}
+    assert as_numpy == release_on_device(light, plain, user="u", uniforms=SeededUniforms(3))
 
 
 def test_a_broken_kernel_is_caught_by_the_same_audit(tmp_path, monkeypatch):

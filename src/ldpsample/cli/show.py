@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 from pathlib import Path
 
 from ldpsample.cli import CommandError
@@ -83,21 +84,33 @@ def _spec_text(path: Path, *, items: int | None) -> str:
     except SpecError as error:
         raise CommandError(str(error)) from None
     m = spec.manifest
-    lines = [
-        f"release spec {spec.name!r} ({m['format']}, ldpsample {m['ldpsample']})",
-        f"  mechanism:      {m['mechanism']}",
-        f"  epsilons:       {', '.join(repr(e) for e in spec.epsilons)}",
-        f"  samples:        {spec.samples} per user, subcategory and epsilon",
-        f"  cost per run:   {spec.budget_bound!r} epsilon per user "
-        "(subcategories x sum of epsilons x samples)",
-        f"  membership:     {m['membership']}",
-        f"  randomness:     {m['randomness']['source']} "
-        f"({'publishable' if not spec.seeded else 'NOT publishable'})",
-        f"  smoothing:      {m['prior_smoothing']!r}",
-        f"  participation:  {m['participation']}",
-        f"  provenance:     {json.dumps(m['provenance'], sort_keys=True)}",
-        f"  domain:         {m['domain']['file']} sha256 {m['domain']['sha256']}",
-        f"  subcategories:  {len(spec.domains)}, items: {m['items']}",
+    randomness = "publishable" if not spec.seeded else "NOT publishable"
+    fields = [
+        ("mechanism", m["mechanism"]),
+        ("epsilons", ", ".join(repr(e) for e in spec.epsilons)),
+        ("samples", f"{spec.samples} per user, subcategory and epsilon"),
+        (
+            "cost per run",
+            f"{spec.budget_bound!r} epsilon per user (subcategories x sum of epsilons x samples)",
+        ),
+        ("membership", m["membership"]),
+        ("randomness", f"{m['randomness']['source']} ({randomness})"),
+        ("smoothing", repr(m["prior_smoothing"])),
+        ("participation", str(m["participation"])),
+        ("provenance", json.dumps(m["provenance"], sort_keys=True)),
+        ("domain", f"{m['domain']['file']} sha256 {m['domain']['sha256']}"),
+        ("subcategories", f"{len(spec.domains)}, items: {m['items']}"),
+    ]
+    lines = [f"release spec {spec.name!r} ({m['format']}, ldpsample {m['ldpsample']})"]
+    lines += [
+        textwrap.fill(
+            value,
+            width=100,
+            initial_indent=f"  {label + ':':<16}",
+            subsequent_indent=" " * 18,
+            break_on_hyphens=False,
+        )
+        for label, value in fields
     ]
     for (attribute, subcategory), (names, q) in spec.domains.items():
         order = list(range(len(names)))[::-1]  # largest q first (the file is ascending)

@@ -26,6 +26,7 @@ import hashlib
 import json
 import logging
 import math
+import numbers
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -182,7 +183,12 @@ def _user_rows(
     for key, (names, _q) in spec.domains.items():
         mine = counts.get(key, {})
         for item, count in mine.items():
-            if not (isinstance(count, int | float) and 0 <= count < math.inf):
+            if isinstance(count, bool) or not isinstance(count, numbers.Real):
+                raise TypeError(
+                    f"counts[{key!r}][{item!r}]: {count!r} of type {type(count).__name__} is "
+                    "not a number"
+                )
+            if not 0 <= count < math.inf:
                 raise ValueError(f"counts[{key!r}][{item!r}]: {count!r} is not a finite count >= 0")
         position = {name: index for index, name in enumerate(names)}
         kept = sorted(
@@ -236,6 +242,8 @@ def release_on_device(
 
     Raises
     ------
+    TypeError
+        A count that is not a real number.
     ValueError
         A negative, NaN or infinite count.
     ldpsample.events.PrivacyAuditError
