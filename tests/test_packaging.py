@@ -121,7 +121,8 @@ def _device_example() -> str:
 def test_core_install_in_a_fresh_venv_runs_the_device_example(tmp_path):
     """``pip install <project>`` (no extras) into a fresh venv gives numpy and scipy only, and
     docs/publishing.md's device example runs there as printed on a spec the pipeline's writer
-    made; its seeded draws equal release_items' (the full install's)."""
+    made; its seeded draws equal release_items' (the full install's); a name needing an extra
+    says which; ``ldpsample show`` prints the spec."""
     import json
     import os
     import shutil
@@ -204,6 +205,18 @@ def test_core_install_in_a_fresh_venv_runs_the_device_example(tmp_path):
     want = release_items(spec, mine, uniforms=SeededUniforms(5)).released
     assert got == {"items": want["item"].to_list(), "heavy": []}
 
+    needs_polars = subprocess.run(
+        [str(python), "-c", "from ldpsample.publish import read_spec"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert needs_polars.returncode == 1
+    assert needs_polars.stderr.strip().splitlines()[-1] == (
+        "ModuleNotFoundError: ldpsample.publish.read_spec needs polars, which this install "
+        "lacks: pip install 'ldpsample[events]'"
+    )
+
     shown = subprocess.run(
         [str(venv / "bin" / "ldpsample"), "show", "spec"],
         cwd=work,
@@ -213,3 +226,16 @@ def test_core_install_in_a_fresh_venv_runs_the_device_example(tmp_path):
     )
     assert shown.returncode == 0, shown.stderr
     assert "demo" in shown.stdout and "music" in shown.stdout
+
+
+def test_a_missing_module_outside_the_extras_is_raised_as_it_is():
+    """Only a package of an extra gets the install hint; any other missing module is the
+    original error."""
+    import pytest
+
+    from ldpsample._lazy import lazy_exports
+
+    getattr_, _ = lazy_exports("pkg", {"thing": "ldpsample_no_such_module"}, {})
+    with pytest.raises(ModuleNotFoundError) as info:
+        getattr_("thing")
+    assert info.value.name == "ldpsample_no_such_module" and "pip install" not in str(info.value)
