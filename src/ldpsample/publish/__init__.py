@@ -5,6 +5,7 @@ Modules: :mod:`~ldpsample.publish.spec` (the spec and its files), :mod:`~ldpsamp
 (building it from public inputs only),
 :mod:`~ldpsample.publish.randomness` (secure and seeded uniforms),
 :mod:`~ldpsample.publish.client` (a spec and users' own histograms -> released items),
+:mod:`~ldpsample.publish.device` (the same for one user with numpy alone: the core install),
 :mod:`~ldpsample.publish.ledger` (every user's spent ε, outside ``results/``) and
 :mod:`~ldpsample.publish.publication` (budget check, draws and ledger entry as one step).
 It uses :mod:`ldpsample.events` (table reading, the release kernel and its audit), never the
@@ -20,18 +21,21 @@ from ldpsample._lazy import lazy_exports
 #: Public name -> module defining it (loaded on first use, as :mod:`ldpsample`).
 _EXPORTS: dict[str, str] = {
     "BudgetExceededError": "ldpsample.publish.ledger",
+    "DeviceSpec": "ldpsample.publish.device",
     "Ledger": "ldpsample.publish.ledger",
     "PublishedRelease": "ldpsample.publish.publication",
     "Release": "ldpsample.publish.client",
     "ReleaseSpec": "ldpsample.publish.spec",
     "SecureUniforms": "ldpsample.publish.randomness",
     "SeededUniforms": "ldpsample.publish.randomness",
-    "SpecError": "ldpsample.publish.spec",
+    "SpecError": "ldpsample.publish.device",
     "build_spec": "ldpsample.publish.build",
     "check_release_budget": "ldpsample.publish.publication",
     "publish_release": "ldpsample.publish.publication",
+    "read_device_spec": "ldpsample.publish.device",
     "read_spec": "ldpsample.publish.spec",
     "release_items": "ldpsample.publish.client",
+    "release_on_device": "ldpsample.publish.device",
     "spec_sha256": "ldpsample.publish.spec",
     "uniform_source": "ldpsample.publish.randomness",
     "write_spec": "ldpsample.publish.spec",
@@ -39,6 +43,7 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "BudgetExceededError",
+    "DeviceSpec",
     "Ledger",
     "PublishedRelease",
     "Release",
@@ -49,8 +54,10 @@ __all__ = [
     "build_spec",
     "check_release_budget",
     "publish_release",
+    "read_device_spec",
     "read_spec",
     "release_items",
+    "release_on_device",
     "spec_sha256",
     "uniform_source",
     "write_spec",
@@ -63,6 +70,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 if TYPE_CHECKING:  # static analysers see the eager imports
     from ldpsample.publish.build import build_spec
     from ldpsample.publish.client import Release, release_items
+    from ldpsample.publish.device import DeviceSpec, SpecError, read_device_spec, release_on_device
     from ldpsample.publish.ledger import BudgetExceededError, Ledger
     from ldpsample.publish.publication import (
         PublishedRelease,
@@ -72,7 +80,6 @@ if TYPE_CHECKING:  # static analysers see the eager imports
     from ldpsample.publish.randomness import SecureUniforms, SeededUniforms, uniform_source
     from ldpsample.publish.spec import (
         ReleaseSpec,
-        SpecError,
         read_spec,
         spec_sha256,
         write_spec,

@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 
 from ldpsample import __version__
 from ldpsample.pipeline.io import write_json, write_text
+from ldpsample.publish.device import SpecError
 
 __all__ = [
     "DOMAIN_FILE",
@@ -75,10 +76,6 @@ MEMBERSHIP_PUBLIC = (
     "public (attributes_public: true): a user releases only in the subcategories where it has "
     "data, so the released rows disclose each user's subcategories"
 )
-
-
-class SpecError(ValueError):
-    """A spec cannot be built or read; the first line names the config key or file."""
 
 
 @dataclass(frozen=True)
