@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 #: The sub-commands, in the order ``--help`` lists them; each is the module
 #: ``ldpsample.cli.<name>``.
-SUBCOMMANDS: tuple[str, ...] = ()
+SUBCOMMANDS: tuple[str, ...] = ("estimate",)
 
 
 class CommandError(Exception):
