@@ -138,44 +138,47 @@ def em_estimate(
     else:
         start_sorted = kernel._sorted(np.asarray(start, dtype=float))
     p = np.broadcast_to(start_sorted, h.shape).copy()
-    steps = 0
+    apply, apply_columns = kernel._apply_sorted, kernel._apply_columns_sorted
 
-    def em_map(x: FloatArray) -> tuple[FloatArray, FloatArray]:
-        ratio = kernel._apply_columns_sorted(h / kernel._apply_sorted(x))
-        out = x * ratio
-        out /= out.sum(axis=-1, keepdims=True)
-        return out, ratio
-
-    def likelihood(x: FloatArray) -> FloatArray:
+    def likelihood(released: FloatArray) -> FloatArray:
         with np.errstate(divide="ignore"):
-            return np.where(h > 0, h * np.log(kernel._apply_sorted(x)), 0.0).sum(axis=-1)
+            return np.where(h > 0, h * np.log(released), 0.0).sum(axis=-1)
 
-    converged = False
+    def normalised(x: FloatArray) -> FloatArray:
+        return x / x.sum(axis=-1, keepdims=True)
+
+    released = apply(p)
+    steps, converged = 0, False
     while steps < max_iter:
-        p1, ratio = em_map(p)
+        ratio = apply_columns(h / released)  # one EM step: p <- p ⊙ K (ĥ / p K)
         steps += 1
+        p1 = normalised(p * ratio)
         if tol > 0 and np.max(ratio) - 1.0 <= tol:
-            converged = True
-            p = p1
+            p, converged = p1, True
             break
+        released1 = apply(p1)
         if not accelerate or steps >= max_iter:
-            p = p1
+            p, released = p1, released1
             continue
-        p2, _ = em_map(p1)
+        p2 = normalised(p1 * apply_columns(h / released1))
         steps += 1
         r = p1 - p
         v = p2 - p1 - r
         norm_v = np.sqrt((v**2).sum(axis=-1, keepdims=True))
+        norm_r = np.sqrt((r**2).sum(axis=-1, keepdims=True))
         with np.errstate(divide="ignore", invalid="ignore"):
-            alpha = np.where(
-                norm_v > 0, -np.sqrt((r**2).sum(axis=-1, keepdims=True)) / norm_v, -1.0
-            )
+            alpha = np.where(norm_v > 0, -norm_r / norm_v, -1.0)
         alpha = np.minimum(alpha, -1.0)
-        jump = p - 2 * alpha * r + alpha**2 * v
-        jump = np.maximum(jump, 1e-3 * p2)  # stays positive: EM cannot revive a zero
-        jump /= jump.sum(axis=-1, keepdims=True)
-        better = likelihood(jump) > likelihood(p2)
-        p = np.where(better[..., None], jump, p2)
+        jump = normalised(np.maximum(p - 2 * alpha * r + alpha**2 * v, 1e-3 * p2))
+        released_jump = apply(jump)
+        # keep the jump where it is at least as likely as the first EM step (EM never
+        # decreases the likelihood, so every cycle makes progress); else the second step
+        better = (likelihood(released_jump) >= likelihood(released1))[..., None]
+        if better.all():
+            p, released = jump, released_jump
+        else:
+            p = np.where(better, jump, p2)
+            released = np.where(better, released_jump, apply(p2))
     if tol > 0 and not converged:
         log.warning("EM stopped after %d steps above tol=%g", max_iter, tol)
     return kernel._caller(p)
