@@ -83,15 +83,20 @@ def plot_estimates(
                     part.filter(pl.col("method") == method), on="item", how="left"
                 )
                 estimate = rows["estimate"].to_numpy()
-                lower = np.nan_to_num(estimate - rows["lower"].to_numpy(), nan=0.0)
-                upper = np.nan_to_num(rows["upper"].to_numpy() - estimate, nan=0.0)
-                ax.errorbar(
-                    x + (k - (len(methods) - 1) / 2) * width,
+                position = x + (k - (len(methods) - 1) / 2) * width
+                # a percentile interval need not contain the estimate: draw it from its ends
+                ax.vlines(
+                    position,
+                    rows["lower"].to_numpy(),
+                    rows["upper"].to_numpy(),
+                    color=colors[method],
+                    linewidth=1.2,
+                )
+                ax.plot(
+                    position,
                     estimate,
-                    yerr=np.vstack([lower, upper]),
-                    fmt="o",
+                    "o",
                     markersize=3,
-                    capsize=2,
                     color=colors[method],
                     label=_METHOD_LABELS[method],
                 )
