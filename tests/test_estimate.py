@@ -35,6 +35,7 @@ from ldpsample.estimate import (
     population_truth,
     read_publication,
     structured_kernel,
+    summarise_errors,
 )
 
 Q10 = np.array([0.22, 0.18, 0.14, 0.11, 0.09, 0.08, 0.07, 0.05, 0.04, 0.02])
@@ -263,6 +264,12 @@ def test_evaluation_truth_is_the_mean_of_the_releasing_users_distributions(publi
     assert (high.filter(pl.col("method") == "em")["tv_error"] < 0.1).all()
     prior = errors.filter(pl.col("method") == "prior")["tv_error"]
     assert (prior > 0.05).all()  # the users are far from the prior: reporting q misses
+    summary = summarise_errors(errors)
+    assert summary.height == 2 * 4 and (summary["subcategories"] == 2).all()
+    em4 = summary.filter((pl.col("epsilon") == 4.0) & (pl.col("method") == "em"))
+    expected = high.filter(pl.col("method") == "em")["tv_error"]
+    assert em4["mean_tv_error"][0] == pytest.approx(expected.mean())
+    assert em4["max_tv_error"][0] == pytest.approx(expected.max())
 
 
 def epsilon_column_copy(folder, tmp_path, value=None):
@@ -392,3 +399,10 @@ def test_estimate_command_writes_the_table_tests_and_figure(publication, tmp_pat
     assert bad.returncode == 2
     assert bad.stderr.startswith(f"ldpsample estimate: error: {tmp_path / 'none' / 'spec'}")
     assert len(bad.stderr.strip().splitlines()) == 1
+    nowhere = subprocess.run(
+        [sys.executable, "-m", "ldpsample", "estimate", str(folder), "--out",
+         str(tmp_path / "no" / "t.csv")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert nowhere.returncode == 2
+    assert nowhere.stderr.startswith(f"ldpsample estimate: error: --out {tmp_path / 'no'}")
