@@ -66,15 +66,20 @@ def make_publication(
     samples: int = 1,
     seed: int = 3,
     prior: str | dict | None = None,
+    items: list[str] | None = None,
+    extra_rows: list[tuple] = (),
 ) -> tuple[Path, pl.DataFrame, list[str]]:
     """Release ``users`` users; return the publish/ folder, the private histograms and the
-    roster. ``prior``: a public table by default, or "uniform" (every item, q uniform)."""
+    roster. ``prior``: a public table by default, or "uniform" (every item, q uniform);
+    ``items``: the domain (default: the prior's); ``extra_rows``: histogram rows added."""
     folder.mkdir(parents=True, exist_ok=True)
     if prior is None:
         prior = public_table(folder / "public.parquet")
     options = (
         {"items": ITEMS, "subcategories": {"country": ["de", "fr"]}} if prior == "uniform" else {}
     )
+    if items is not None:
+        options["items"] = items
     spec = build_spec(
         name="t",
         key="events.t",
@@ -88,6 +93,8 @@ def make_publication(
     publish = folder / "publish"
     sha = write_spec(spec, publish / "spec")
     hist = private_histograms(users)
+    if extra_rows:
+        hist = pl.concat([hist, pl.DataFrame(list(extra_rows), schema=hist.schema, orient="row")])
     roster = [f"u{u:04d}" for u in range(users)]
     released = {
         eps: publish / "released" / f"eps~{epsilon_folder_name(eps)}.parquet" for eps in epsilons

@@ -406,3 +406,34 @@ def test_estimate_command_writes_the_table_tests_and_figure(publication, tmp_pat
     )  # fmt: skip
     assert nowhere.returncode == 2
     assert nowhere.stderr.startswith(f"ldpsample estimate: error: --out {tmp_path / 'no'}")
+
+
+def test_items_of_zero_prior_are_left_out_and_their_mass_counts_as_q(tmp_path):
+    """An item in the domain without public mass (q = 0) is never released: the table leaves
+    it out, and a user's mass on it reaches the released items as q."""
+    extra = [("u0000", "country", "de", "zz", 3.0), ("u0002", "country", "de", "zz", 1.0)]
+    folder, histograms, _ = make_publication(
+        tmp_path, users=200, items=[*ITEMS, "zz"], extra_rows=extra
+    )
+    read = read_publication(folder)
+    items, q = read.spec.prior_of("country", "de")
+    assert "zz" in items.to_list() and q[items.to_list().index("zz")] == 0
+    table = estimate_publication(read).table
+    assert "zz" not in table["item"].to_list()
+    truth = population_truth(read, histograms).filter(
+        (pl.col("subcategory") == "de") & (pl.col("epsilon") == 1.0)
+    )
+    assert truth.height == len(ITEMS) and truth["truth"].sum() == pytest.approx(1.0)
+    positive = q > 0
+    q_plus = dict(zip(items.filter(pl.Series(positive)), q[positive] / q[positive].sum(),
+                      strict=True))  # fmt: skip
+    users = sorted(set(read.draws.filter(pl.col("subcategory") == "de")["user"]))
+    total = {item: 0.0 for item in q_plus}
+    for user in users:
+        rows = histograms.filter((pl.col("user") == user) & (pl.col("subcategory") == "de"))
+        mass = dict(zip(rows["item"], rows["count"] / rows["count"].sum(), strict=True))
+        zero = mass.pop("zz", 0.0) if rows.height else 1.0
+        for item, share in q_plus.items():
+            total[item] += mass.get(item, 0.0) + zero * share
+    got = dict(zip(truth["item"], truth["truth"], strict=True))
+    assert all(got[i] == pytest.approx(total[i] / len(users), abs=1e-12) for i in total)
