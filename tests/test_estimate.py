@@ -37,6 +37,7 @@ from ldpsample.estimate import (
     structured_kernel,
     summarise_errors,
 )
+from ldpsample.publish.spec import file_sha256
 
 Q10 = np.array([0.22, 0.18, 0.14, 0.11, 0.09, 0.08, 0.07, 0.05, 0.04, 0.02])
 
@@ -307,6 +308,15 @@ def test_reader_refuses_a_damaged_publication_naming_the_file(publication, tmp_p
     manifest.write_text(json.dumps(data))
     with pytest.raises(PublicationError, match=r"eps~1.parquet: sha256 differs"):
         read_publication(cases["sha"])
+    del data["files"]["eps~1.parquet"]["sha256"]
+    data["sha256"] = {"eps~1.parquet": "1" * 64}  # a top-level table of checksums
+    manifest.write_text(json.dumps(data))
+    with pytest.raises(PublicationError, match=r"eps~1.parquet: sha256 differs"):
+        read_publication(cases["sha"])
+    real = {name: file_sha256(cases["sha"] / "released" / name) for name in data["files"]}
+    data["sha256"] = real
+    manifest.write_text(json.dumps(data))
+    assert read_publication(cases["sha"]).draws.height == read_publication(folder).draws.height
     manifest = cases["spec"] / "released/release.json"
     data = json.loads(manifest.read_text())
     data["spec_sha256"] = "f" * 64

@@ -7,8 +7,9 @@ Uses: json, polars, ldpsample.publish.spec.
 Layout (docs/publishing.md): ``spec/domain.csv`` and ``spec/manifest.json``
 (:func:`ldpsample.publish.read_spec` checks the domain's sha256), ``released/release.json``
 (the spec's sha256 and, per file name, its ε and row count, and a sha256 where the release
-records one) and ``released/eps~<ε>.parquet`` (``user, attribute, subcategory, sample, item``,
-and ``epsilon`` where the release writes that column). A file's ε is read from its ``epsilon``
+records one: in the file's entry or in a top-level ``sha256`` table of file names) and
+``released/eps~<ε>.parquet`` (``user, attribute, subcategory, sample, item``, and ``epsilon``
+where the release writes that column). A file's ε is read from its ``epsilon``
 column when present, else from ``release.json``, else from its name; all sources present must
 agree. Without ``release.json`` every ``eps~<ε>.parquet`` of ``released/`` is read.
 """
@@ -63,8 +64,9 @@ def _release_manifest(released: Path, spec_folder: Path) -> dict[str, dict]:
         return {}
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        files = dict(manifest["files"])
-    except (ValueError, KeyError, TypeError) as error:
+        files = {name: dict(entry) for name, entry in manifest["files"].items()}
+        checksums = dict(manifest.get("sha256") or {})
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise PublicationError(f"{manifest_path}: not a release manifest ({error})") from error
     recorded = manifest.get("spec_sha256")
     if recorded is not None and recorded != spec_sha256(spec_folder):
@@ -72,6 +74,9 @@ def _release_manifest(released: Path, spec_folder: Path) -> dict[str, dict]:
             f"{manifest_path}: spec_sha256 {recorded!r} is not the sha256 of "
             f"{spec_folder / 'manifest.json'} (the released files belong to another spec)"
         )
+    for name, digest in checksums.items():  # a top-level {file: sha256} table, if any
+        if name in files:
+            files[name].setdefault("sha256", digest)
     return files
 
 
