@@ -57,6 +57,7 @@ def test_uniform_prior_matches_multi_freq_ldpy_grr_aggregators(k, epsilon, seed)
     """For uniform q the minimax kernel is randomized response (GRR): inversion and EM equal
     GRR_Aggregator_MI (clip and renormalise) and GRR_Aggregator_IBU on the same reports."""
     from multi_freq_ldpy.pure_frequency_oracles import GRR as grr  # the test extra's reference
+
     reports = grr_reports(k, epsilon, 4000, seed)
     counts = np.bincount(reports, minlength=k)
     kernel = structured_kernel(np.full(k, 1 / k), epsilon=epsilon)
