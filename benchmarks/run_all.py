@@ -18,8 +18,8 @@ Rows (``--only`` takes any of these names, several allowed), in the order of :da
 ``apply-4000``, ``kl-brentq``, ``dense-2000``, ``dense-10000``, ``apply-1e6x100``,
 ``audit-1e6``, ``sparse-1e6x1e5``, ``mollifier-1e5x100``, ``avazu``, ``wpm-exact``,
 ``avazu-stage``, ``events-scale-1e7``, ``events-scale-1e8``, ``events-scale-4e8``,
-``events-metrics-threads``, ``events-sparse-1e6x1e5``, ``test-command`` (not run with
-``--quick``: it has no small size).
+``events-metrics-threads``, ``events-sparse-1e6x1e5``, ``estimate-1e6x1e5``, ``test-command``
+(not run with ``--quick``: it has no small size).
 
 ``--baseline <git revision>`` adds "before" lines: the library's ``minimax.py`` and
 mollifier (``mollifier.py``, a package ``mollifier/`` since issue 24) as of that revision, timed
@@ -75,6 +75,7 @@ ORDER: tuple[tuple[str, str], ...] = (
     ("events-scale-4e8", "events_scale"),
     ("events-metrics-threads", "events_scale"),
     ("events-sparse-1e6x1e5", "events_sparse"),
+    ("estimate-1e6x1e5", "estimate"),
     ("test-command", "test_command"),
 )
 #: Rows with no small size: left out of a ``--quick`` run unless named with ``--only``.

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 #: The sub-commands, in the order ``--help`` lists them; each is the module
 #: ``ldpsample.cli.<name>``.
-SUBCOMMANDS: tuple[str, ...] = ("evaluate", "publish", "show")
+SUBCOMMANDS: tuple[str, ...] = ("evaluate", "publish", "estimate", "show")
 
 
 class CommandError(Exception):

@@ -20,7 +20,9 @@ releases the figure. Modules:
 * :mod:`~ldpsample.figures.real_data` -- the real-data worst-case tables as bars, and the Avazu
   bar plots (Figs. 3, 6-11);
 * :mod:`~ldpsample.figures.movielens` -- the MovieLens bar plots (Figs. 4, 12);
-* :mod:`~ldpsample.figures.events` -- one bar plot per attribute of an events dataset.
+* :mod:`~ldpsample.figures.events` -- one bar plot per attribute of an events dataset;
+* :mod:`~ldpsample.figures.estimate` -- a publication's estimates with their intervals
+  (``ldpsample estimate --figure``).
 """
 
 # Imported first so that matplotlib's backend is Agg before any submodule imports pyplot.
