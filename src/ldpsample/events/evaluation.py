@@ -46,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "min_users": 1,
     "exclude_users": [],
     "on_null": "drop",
+    "on_bad_rows": "error",
     "epsilons": [0.5, 1, 2, 4, 8],
     "methods": list(METHODS),
 }
@@ -105,6 +106,7 @@ def evaluate_events(
     min_users: int = DEFAULTS["min_users"],
     exclude_users: Sequence[Any] = (),
     on_null: str = DEFAULTS["on_null"],
+    on_bad_rows: str = DEFAULTS["on_bad_rows"],
     epsilons: Sequence[float] = tuple(DEFAULTS["epsilons"]),
     methods: Sequence[str] = tuple(DEFAULTS["methods"]),
     progress: bool = False,
@@ -156,6 +158,7 @@ def evaluate_events(
                 min_users=min_users,
                 exclude_users=exclude_users,
                 on_null=on_null,
+                on_bad_rows=on_bad_rows,
             )
             result = evaluate_attribute(
                 built.histograms,

@@ -115,6 +115,7 @@ def build_event_histograms(
     min_users: int = 100,
     exclude_users: Sequence[Any] = (),
     on_null: str = "drop",
+    on_bad_rows: str = "error",
     domain: pl.DataFrame | None = None,
     engine: str = "streaming",
 ) -> EventHistograms:
@@ -140,10 +141,12 @@ def build_event_histograms(
     Raises
     ------
     FileNotFoundError, EventsTableError
-        Missing file or column, empty table, non-numeric or negative weights, null ids with
-        ``on_null="error"``, a public prior that lacks a kept subcategory.
+        Missing file or column, empty table, a CSV record with a field missing or too many,
+        non-numeric or negative weights or null attribute values (unless
+        ``on_bad_rows="skip"``), null ids with ``on_null="error"``, a public prior that lacks a
+        kept subcategory.
     """
-    _check_options(key, activity_scope, on_null)
+    _check_options(key, activity_scope, on_null, on_bad_rows)
     prepared = _prepare(
         path,
         key=key,
@@ -156,6 +159,7 @@ def build_event_histograms(
         activity_by=activity_by,
         exclude_users=exclude_users,
         domain=domain,
+        on_bad_rows=on_bad_rows,
     )
     attributes = list(attributes)
     base, names, numeric, sums = prepared.base, prepared.names, prepared.numeric, prepared.sums
@@ -209,6 +213,8 @@ def build_event_histograms(
         item=item,
         on_null=on_null,
         raw=prepared.raw,
+        attributes=attributes,
+        on_bad_rows=on_bad_rows,
     )
     public = None
     if isinstance(prior, Mapping) and domain is None:
