@@ -331,6 +331,7 @@ def get_events_roster_params(name):
         user=entry["user"],
         exclude_users=sorted(str(u) for u in entry["exclude_users"]),
         on_null=entry["on_null"],
+        on_bad_rows=entry["on_bad_rows"],
     )
 
 

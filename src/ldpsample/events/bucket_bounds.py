@@ -31,19 +31,21 @@ SAMPLE_ROWS = 200_000
 
 
 def bucket_boundaries(
-    source: PathLike | TableFiles, *, key: str, user: str, buckets: int
+    source: PathLike | TableFiles, *, key: str, user: str, buckets: int, on_bad_rows: str = "error"
 ) -> list[str]:
     """The ``buckets - 1`` user ids (or fewer, if the sample has fewer distinct users) that
     split the users into ranges: bucket ``b`` holds the users ``u`` with ``b`` boundaries
     ``<= u`` (text order). Quantiles of every ``k``-th row's user (``k`` from the files' sizes,
     :data:`SAMPLE_ROWS`), so that buckets hold about as many rows; one streaming scan of the
-    user column."""
+    user column (a CSV's faulty records stop it or are left out, ``on_bad_rows``)."""
     if buckets < 1:
         raise ValueError(f"buckets must be >= 1, got {buckets!r}")
     files = table_files(source, key=f"{key}.path")
     every = max(1, estimated_rows(files) // SAMPLE_ROWS)
     # the ids in their own type (text from a CSV) until sampled: only the sample is cast
-    lf = scan_events(files, [(user, f"{key}.user")], key=f"{key}.path", text=[user])
+    lf = scan_events(
+        files, [(user, f"{key}.user")], key=f"{key}.path", text=[user], on_bad_rows=on_bad_rows
+    )
     with phase(log, f"{key}: sampling every {every}th user id of {files.path}"):
         sample = (
             lf.select(pl.col(user).gather_every(every).drop_nulls().cast(pl.String).alias("user"))

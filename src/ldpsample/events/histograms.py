@@ -381,11 +381,15 @@ def event_users(
     user: str,
     exclude_users: Sequence[Any] = (),
     on_null: str = "drop",
+    on_bad_rows: str = "error",
 ) -> pl.Series:
     """Every user of an events table (the roster of a release), sorted: one lazy scan of the
     user column, nulls dropped (or an error with ``on_null="error"``) and ``exclude_users``
-    removed, as :func:`build_event_histograms` does."""
-    lf = scan_events(path, [(user, f"{key}.user")], key=f"{key}.path", strings=[user])
+    removed, as :func:`build_event_histograms` does (a CSV's faulty records stop it or are
+    left out, ``on_bad_rows``)."""
+    lf = scan_events(
+        path, [(user, f"{key}.user")], key=f"{key}.path", strings=[user], on_bad_rows=on_bad_rows
+    )
     try:
         users, nulls = pl.collect_all(
             [
