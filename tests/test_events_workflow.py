@@ -299,11 +299,11 @@ BAD = {
     ),
     "negative": (
         dict(path="data/negative.parquet"),
-        "data/negative.parquet, data row 4: n='-1.0' in {",
+        "data/negative.parquet, data row 4: n='-1.0' in ",
     ),
     "null-error": (
         dict(path="data/nulls.parquet", on_null="error"),
-        "data/nulls.parquet, data row 4: user_id=None in {",
+        "data/nulls.parquet, data row 4: user_id=None in ",
     ),
     "empty": (
         dict(path="data/empty.csv"),
@@ -316,7 +316,7 @@ BAD = {
     # a bad value far past the rows polars infers a CSV's types from: named by its key, not path
     "late-bad-count": (
         dict(path="data/late.csv"),
-        "data/late.csv, data row 151 (line 152 of a CSV with a header): n='x' in {",
+        "data/late.csv, data row 151 (line 152 of a CSV with a header): n='x' in ",
     ),
     "items-absent": (
         dict(items=["i0", "i1", "nope"]),
