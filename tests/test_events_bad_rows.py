@@ -157,3 +157,29 @@ def test_on_bad_rows_must_be_error_or_skip(tmp_path):
     path = write(tmp_path, "user,item,genre,n\nu1,m1,a,1\n")
     with pytest.raises(ValueError, match=r"config key events\.k\.on_bad_rows: 'drop' is not"):
         build_event_histograms(path, **OPTIONS, on_bad_rows="drop")
+
+
+def test_a_gzipped_csv_names_the_same_faults(tmp_path):
+    import gzip
+
+    text = "user,item,genre\nu1,m1,a\nu2,m2\nu3,m3,b,x\n"
+    path = tmp_path / "t.csv.gz"
+    path.write_bytes(gzip.compress(text.encode()))
+    faults = csv_faults(str(path), separator=",")
+    assert faults.missing.tolist() == [1] and faults.extra.tolist() == [2]
+    with pytest.raises(EventsTableError, match=r"t\.csv\.gz, line 3: missing field in 'u2,m2'"):
+        scan_events(str(path), COLUMNS, key="events.k.path")
+    kept = scan_events(str(path), COLUMNS, key="events.k.path", on_bad_rows="skip").collect()
+    assert kept.rows() == [("u1", "m1", "a")]
+
+
+def test_an_unreadable_file_suggests_no_reader_option(tmp_path):
+    """polars' own advice (truncate_ragged_lines, ignore_errors) is no config key: only the
+    first line of its error is shown."""
+    path = tmp_path / "t.parquet"
+    path.write_bytes(b"PAR1 not a parquet file")
+    with pytest.raises(EventsTableError) as info:
+        build_event_histograms(path, **OPTIONS)
+    message = str(info.value)
+    assert message.startswith(f"{path}: cannot read the events table (config key events.k.path)")
+    assert "\n" not in message and "Consider" not in message

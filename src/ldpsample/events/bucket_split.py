@@ -23,7 +23,7 @@ from ldpsample.events.bucket_parts import Partials, _options
 from ldpsample.events.files import TableFiles
 from ldpsample.events.prepared import _prepare
 from ldpsample.events.schemas import RANK_SCHEMA, ROWS_SCHEMA
-from ldpsample.events.table import EventsTableError, table_files
+from ldpsample.events.table import EventsTableError, polars_reason, table_files
 from ldpsample.events.table_checks import _check_options, raise_on_checks
 from ldpsample.pipeline.progress import phase
 
@@ -81,8 +81,7 @@ def split_partition(
             results = pl.collect_all(prepared.small, engine="streaming")
     except pl.exceptions.PolarsError as exc:
         raise EventsTableError(
-            f"{where}: cannot read the events table (config key {key}.path): "
-            f"{type(exc).__name__}: {exc}"
+            f"{where}: cannot read the events table (config key {key}.path): {polars_reason(exc)}"
         ) from exc
     checks = results[0].row(0, named=True)
     if prepared.listed is not None:

@@ -58,7 +58,7 @@ from ldpsample.events.prior_tables import public_prior_masses, public_priors, sp
 from ldpsample.events.schemas import ALL as ALL
 from ldpsample.events.schemas import HISTOGRAM_SCHEMA, PRIOR_SCHEMA, SUBCATEGORY_SCHEMA
 from ldpsample.events.subcategories import log_empty_result, subcategory_table
-from ldpsample.events.table import EventsTableError, scan_events
+from ldpsample.events.table import EventsTableError, polars_reason, scan_events
 from ldpsample.events.table_checks import (
     _check_listed,
     _check_options,
@@ -181,7 +181,7 @@ def build_event_histograms(
         except pl.exceptions.PolarsError as exc:
             raise EventsTableError(
                 f"{path}: cannot read the events table (config key {key}.path): "
-                f"{type(exc).__name__}: {exc}"
+                f"{polars_reason(exc)}"
             ) from exc
 
     def by_triple(name: str) -> pl.LazyFrame:
@@ -399,8 +399,7 @@ def event_users(
         )
     except pl.exceptions.PolarsError as exc:
         raise EventsTableError(
-            f"{path}: cannot read the events table (config key {key}.path): "
-            f"{type(exc).__name__}: {exc}"
+            f"{path}: cannot read the events table (config key {key}.path): {polars_reason(exc)}"
         ) from exc
     if nulls.item() and on_null == "error":
         raise EventsTableError(

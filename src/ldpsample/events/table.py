@@ -33,6 +33,7 @@ __all__ = [
     "BAD_ROWS",
     "EventsTableError",
     "locate_row",
+    "polars_reason",
     "scan_events",
     "table_columns",
     "table_files",
@@ -80,11 +81,19 @@ def _file_columns(file: str, kind: str, *, key: str) -> list[str]:
             return list(pl.scan_parquet(file).collect_schema().names())
         if kind == "csv":
             return list(pl.scan_csv(file, separator=sep, n_rows=0).collect_schema().names())
-        return list(pl.read_csv(file, separator=sep, n_rows=1).columns)
+        # the header only: a faulty record further down is csv_lines.py's to name
+        return list(pl.read_csv(file, separator=sep, n_rows=1, truncate_ragged_lines=True).columns)
     except (pl.exceptions.PolarsError, OSError) as exc:  # a damaged file (truncated, not gzip)
         raise EventsTableError(
-            f"{file}: cannot read the events table (config key {key}): {type(exc).__name__}: {exc}"
+            f"{file}: cannot read the events table (config key {key}): {polars_reason(exc)}"
         ) from exc
+
+
+def polars_reason(exc: BaseException) -> str:
+    """``<type>: <first line>`` of a polars (or OS) error: its later lines suggest reader
+    options (``truncate_ragged_lines``, ``ignore_errors``) that a config cannot set."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"
 
 
 def table_columns(source: Source, *, key: str = "path") -> list[str]:
