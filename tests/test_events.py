@@ -81,11 +81,7 @@ def test_on_null_drop_or_error(tmp_path):
     assert build(path).stats["null_user"] == 1
     with pytest.raises(EventsTableError) as info:
         build(path, on_null="error")
-    assert (
-        str(info.value)
-        .splitlines()[0]
-        .startswith(f"{path}, data row 2: user=None in ")
-    )
+    assert str(info.value).splitlines()[0].startswith(f"{path}, data row 2: user=None in ")
     assert "column 'user' (config key events.t.user) is null" in str(info.value)
 
 
