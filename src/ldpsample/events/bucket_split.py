@@ -77,8 +77,9 @@ def split_partition(
     prepared = _prepare(files, **opts)
     base, names = prepared.base, prepared.names
     try:
-        with phase(log, f"{key}: checks of {where}"):
+        with phase(log, f"{key}: checks of {where}") as done:
             results = pl.collect_all(prepared.small, engine="streaming")
+            done.add(results[0]["rows"][0])
     except pl.exceptions.PolarsError as exc:
         raise EventsTableError(
             f"{where}: cannot read the events table (config key {key}.path): {polars_reason(exc)}"

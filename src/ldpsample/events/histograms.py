@@ -166,18 +166,22 @@ def build_event_histograms(
     domain = prepared.domain
 
     def collect(
-        queries: list[pl.LazyFrame], *, what: str, together: bool = False
+        queries: list[pl.LazyFrame], *, what: str, together: bool = False, rows: bool = False
     ) -> list[pl.DataFrame]:
-        """The queries' frames (logged as a phase: start, heartbeat, elapsed time), an
+        """The queries' frames (logged as a phase: start, heartbeat, elapsed time and, with
+        ``rows``, the table's rows and their rate from the checks, the first frame), an
         unreadable table named by its file and config key."""
         try:
-            with phase(log, f"{key}: {what}"):
+            with phase(log, f"{key}: {what}") as done:
                 if engine == "streaming" and not together:
                     # One query at a time: collect_all of several large aggregations holds all
                     # their inputs in memory (measured: 6.9 GB peak for 9 attributes of a 40
                     # M-row table).
                     return [query.collect(engine=engine) for query in queries]
-                return pl.collect_all(queries, engine=engine)
+                frames = pl.collect_all(queries, engine=engine)
+                if rows:
+                    done.add(frames[0]["rows"][0])
+                return frames
         except pl.exceptions.PolarsError as exc:
             raise EventsTableError(
                 f"{path}: cannot read the events table (config key {key}.path): "
@@ -197,6 +201,7 @@ def build_event_histograms(
     first = collect(
         [*prepared.small, by_triple(names[0])],
         together=True,
+        rows=True,
         what=f"scanning {path}: checks and the {names[0]!r} aggregate",
     )
     checks = first[0].row(0, named=True)
