@@ -14,11 +14,7 @@ log = start(snakemake)
 options = snakemake.params.options
 try:
     boundaries = bucket_boundaries(
-        options["path"],
-        key=options["key"],
-        user=options["user"],
-        buckets=options["buckets"],
-        on_bad_rows=options["on_bad_rows"],
+        options["path"], key=options["key"], user=options["user"], buckets=options["buckets"]
     )
 except (OSError, ValueError) as exc:
     log.error("%s", exc)  # the first line names the file, config key and value

@@ -100,15 +100,26 @@ def test_each_fault_stops_with_file_line_and_value_on_the_console(workdir):
     (folder / "b.csv").write_text(HEADER + "u009,i1\n" + "".join(lines[20:]))
     events["folder"] = entry("data/folder")
     expected["folder"] = "data/folder/b.csv, line 2: missing field in 'u009,i1'"
-    # the map/reduce path (two buckets): the split job of that file says the same
+    # the map/reduce path (two buckets): the split job of that file says the same, and an
+    # unclosed quote, which polars cannot read, stops the buckets' sample naming its line
     events["buckets"] = entry("data/folder", buckets=2)
     expected["buckets"] = expected["folder"]
+    quoted = workdir / "data/quoted"
+    quoted.mkdir()
+    (quoted / "a.csv").write_text(HEADER + "".join(lines[:20]))
+    (quoted / "b.csv").write_text(HEADER + "".join(lines[20:24]) + 'u009,"i1,2,de\n')
+    events["buckets-quote"] = entry("data/quoted", buckets=2)
+    expected["buckets-quote"] = "data/quoted/b.csv, line 6: unclosed quote in 'u009,\"i1,2,de'"
     proc = run(workdir, "faults", events)
     assert proc.returncode != 0
     console = proc.stdout + proc.stderr
     for name, message in expected.items():
         assert message in console, (name, message, console[-3000:])
     assert "on_bad_rows: skip skips them" in console
+    failed = [line for line in console.splitlines() if line.startswith("  events_")]
+    assert any(
+        line.startswith("  events_split (") and expected["buckets"] in line for line in failed
+    ), failed
     # nothing of a failed entry is published
     for name in events:
         assert not (workdir / f"results/events/{name}/max_tv.csv").exists()

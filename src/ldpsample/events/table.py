@@ -34,6 +34,7 @@ __all__ = [
     "EventsTableError",
     "locate_row",
     "polars_reason",
+    "raise_csv_faults",
     "scan_events",
     "table_columns",
     "table_files",
@@ -112,6 +113,7 @@ def scan_events(
     text: Sequence[str] = (),
     numbers: Sequence[str] = (),
     on_bad_rows: str = "error",
+    check_lines: bool = True,
 ) -> pl.LazyFrame:
     """A lazy frame of the named columns of a table, checked for presence and, in a CSV, for
     records with a field missing or too many and unclosed quotes.
@@ -144,6 +146,11 @@ def scan_events(
         ``"error"``: a CSV record with a field missing or too many stops the scan (naming the
         file, the line and its text); ``"skip"``: such records are left out and counted per
         cause in a WARNING. An unclosed quote stops the scan either way.
+    check_lines
+        False reads a CSV's records as polars does (a short one's absent fields null, a long
+        one's extra fields dropped) without the line check's pass over the files: for a
+        sample that a faulty row does not spoil (the buckets' boundaries); a file polars
+        cannot read is named by :func:`raise_csv_faults`.
 
     Raises
     ------
@@ -171,16 +178,17 @@ def scan_events(
     own = [c for c in names if c not in hive]
     overrides = {c: pl.String() for c in dict.fromkeys([*strings, *text, *numbers]) if c in own}
     kind = files.format
-    skipped = _csv_skipped(files, key=key, on_bad_rows=on_bad_rows) if kind != "parquet" else {}
+    checked = kind != "parquet" and check_lines
+    skipped = _csv_skipped(files, key=key, on_bad_rows=on_bad_rows) if checked else {}
     # one scan of every file (a lone file as itself, as before partitioned tables existed)
     every = files.files[0] if len(files.files) == 1 else list(files.files)
-    ragged = {"truncate_ragged_lines": True} if skipped else {}
+    ragged = {"truncate_ragged_lines": True} if skipped or not check_lines else {}
     if kind == "parquet" and not hive:
         frames = [pl.scan_parquet(every).select(own)]
     elif kind == "csv" and not hive and not skipped:
         frames = [
             pl.scan_csv(
-                every, separator=_separator(files.files[0]), schema_overrides=overrides
+                every, separator=_separator(files.files[0]), schema_overrides=overrides, **ragged
             ).select(own)
         ]
     else:
@@ -224,6 +232,14 @@ def _rows(rows: list[int]) -> pl.Expr:
 def _entry_key(key: str) -> str:
     """``events.<name>`` of a path's key ``events.<name>.path``."""
     return key.removesuffix(".path")
+
+
+def raise_csv_faults(source: Source, *, key: str) -> None:
+    """Raise the first faulty record of a CSV table's files (as :func:`scan_events` does), if
+    any: the message for a scan made with ``check_lines=False`` that polars could not read."""
+    files = table_files(source, key=key)
+    if files.format != "parquet":
+        _csv_skipped(files, key=key, on_bad_rows="error")
 
 
 def _csv_skipped(files: TableFiles, *, key: str, on_bad_rows: str) -> dict[str, list[int]]:
