@@ -183,3 +183,18 @@ def test_an_unreadable_file_suggests_no_reader_option(tmp_path):
     message = str(info.value)
     assert message.startswith(f"{path}: cannot read the events table (config key events.k.path)")
     assert "\n" not in message and "Consider" not in message
+
+
+def test_a_null_user_after_skipped_records_is_named_by_its_own_line(tmp_path, caplog):
+    """Rows left out by a skip do not shift the line that names a later fault, in any file."""
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    (folder / "a.csv").write_text("user,item,genre,n\nu1,m1,a,1\nu2,m2,a,1,9\n")
+    (folder / "b.csv").write_text("user,item,genre,n\nu3,m1\nu4,m2,a,1\n,m3,a,1\n")
+    with caplog.at_level(logging.WARNING):
+        build_event_histograms(folder, **OPTIONS, on_bad_rows="skip")
+    assert (
+        f"dropped 1 rows with a null user (column 'user'; events.k.on_null: drop), the first at "
+        f"{folder / 'b.csv'}, data row 3 (line 4 of a CSV with a header): user=None in "
+        in caplog.text
+    )

@@ -293,9 +293,16 @@ def locate_row(source: Source, row: int, *, key: str = "path") -> tuple[str, int
         if files.format == "parquet":
             rows = pl.scan_parquet(file).select(pl.len()).collect().item()
         elif files.format == "csv":
-            rows = pl.scan_csv(file, separator=_separator(file)).select(pl.len()).collect().item()
+            rows = (
+                pl.scan_csv(file, separator=_separator(file), truncate_ragged_lines=True)
+                .select(pl.len())
+                .collect()
+                .item()
+            )
         else:
-            rows = pl.read_csv(file, separator=_separator(file), columns=[0]).height
+            rows = pl.read_csv(
+                file, separator=_separator(file), columns=[0], truncate_ragged_lines=True
+            ).height
         rows -= len(_SKIPPED.get(file, ()))
         if row < start + rows:
             return file, _in_file(file, row - start)
