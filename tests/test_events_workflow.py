@@ -293,14 +293,17 @@ BAD = {
         dict(user="customer"),
         "column 'customer' (config key events.{name}.user) not found",
     ),
-    "non-numeric": (dict(count="country"), "column 'country' (config key events.{name}.count) has"),
+    "non-numeric": (
+        dict(count="country"),
+        "column 'country' (config key events.{name}.count) must hold numbers",
+    ),
     "negative": (
         dict(path="data/negative.parquet"),
-        "(config key events.{name}.count) has 1 negative values",
+        "data/negative.parquet, data row 4: n='-1.0' in ",
     ),
     "null-error": (
         dict(path="data/nulls.parquet", on_null="error"),
-        "(config key events.{name}.user) has 1 null values",
+        "data/nulls.parquet, data row 4: user_id=None in ",
     ),
     "empty": (
         dict(path="data/empty.csv"),
@@ -313,8 +316,7 @@ BAD = {
     # a bad value far past the rows polars infers a CSV's types from: named by its key, not path
     "late-bad-count": (
         dict(path="data/late.csv"),
-        "column 'n' (config key events.{name}.count) has 1 missing or non-numeric values, the "
-        "first 'x' in data row 151 (line 152 of a CSV with a header)",
+        "data/late.csv, data row 151 (line 152 of a CSV with a header): n='x' in ",
     ),
     "items-absent": (
         dict(items=["i0", "i1", "nope"]),

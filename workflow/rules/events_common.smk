@@ -9,6 +9,7 @@ EVENTS_NAME_PATTERN = CONFIG_CHECK.EVENTS_NAME_PATTERN
 # the map/reduce steps (the bucket_*.py modules and buckets.py).
 EVENTS_HISTOGRAM_STEPS = (
     "events/files.py",
+    "events/csv_lines.py",
     "events/table.py",
     "events/schemas.py",
     "events/table_checks.py",
@@ -53,6 +54,7 @@ EVENTS_SPEC_CODE = (
     "publish/spec.py",
     "publish/build.py",
     "events/files.py",
+    "events/csv_lines.py",
     "events/table.py",
     "events/schemas.py",
     "events/table_checks.py",
@@ -329,6 +331,7 @@ def get_events_roster_params(name):
         user=entry["user"],
         exclude_users=sorted(str(u) for u in entry["exclude_users"]),
         on_null=entry["on_null"],
+        on_bad_rows=entry["on_bad_rows"],
     )
 
 
@@ -379,6 +382,7 @@ def get_events_histogram_params(name, attribute):
         min_users=entry["min_users"],
         exclude_users=sorted(str(u) for u in entry["exclude_users"]),
         on_null=entry["on_null"],
+        on_bad_rows=entry["on_bad_rows"],
     )
 
 

@@ -49,6 +49,7 @@ def _options(options: Mapping[str, Any]) -> dict[str, Any]:
         activity_by=options.get("activity_by"),
         exclude_users=list(options.get("exclude_users") or []),
         domain=options.get("domain"),
+        on_bad_rows=options.get("on_bad_rows", "error"),
     )
 
 

@@ -23,7 +23,7 @@ from ldpsample.events.bucket_parts import Partials, _options
 from ldpsample.events.files import TableFiles
 from ldpsample.events.prepared import _prepare
 from ldpsample.events.schemas import RANK_SCHEMA, ROWS_SCHEMA
-from ldpsample.events.table import EventsTableError, table_files
+from ldpsample.events.table import EventsTableError, polars_reason, table_files
 from ldpsample.events.table_checks import _check_options, raise_on_checks
 from ldpsample.pipeline.progress import phase
 
@@ -56,14 +56,20 @@ def split_partition(
     empty or not).
 
     ``options`` are :func:`~ldpsample.events.histograms.build_event_histograms`' keyword arguments
-    (``key``, ``user``, ..., ``on_null``, ``domain``); a partition without rows is no error (the
-    table's emptiness is checked by :func:`~ldpsample.events.bucket_tops.merge_partials`).
+    (``key``, ``user``, ..., ``on_null``, ``on_bad_rows``, ``domain``); a partition without rows
+    is no error (the table's emptiness is checked by
+    :func:`~ldpsample.events.bucket_tops.merge_partials`).
     """
     import pyarrow.parquet as pq
 
     opts = _options(options)
     key = opts["key"]
-    _check_options(key, options.get("activity_scope", "top_items"), options.get("on_null", "drop"))
+    _check_options(
+        key,
+        options.get("activity_scope", "top_items"),
+        options.get("on_null", "drop"),
+        opts["on_bad_rows"],
+    )
     files = table_files(partition, key=f"{key}.path")
     if len(files.files) != 1:
         raise ValueError(f"a partition is one file, got {len(files.files)}: {files.path}")
@@ -71,12 +77,12 @@ def split_partition(
     prepared = _prepare(files, **opts)
     base, names = prepared.base, prepared.names
     try:
-        with phase(log, f"{key}: checks of {where}"):
+        with phase(log, f"{key}: checks of {where}") as done:
             results = pl.collect_all(prepared.small, engine="streaming")
+            done.add(results[0]["rows"][0])
     except pl.exceptions.PolarsError as exc:
         raise EventsTableError(
-            f"{where}: cannot read the events table (config key {key}.path): "
-            f"{type(exc).__name__}: {exc}"
+            f"{where}: cannot read the events table (config key {key}.path): {polars_reason(exc)}"
         ) from exc
     checks = results[0].row(0, named=True)
     if prepared.listed is not None:
@@ -91,6 +97,8 @@ def split_partition(
         on_null=options.get("on_null", "drop"),
         raw=prepared.raw,
         whole_table=False,
+        attributes=opts["attributes"],
+        on_bad_rows=opts["on_bad_rows"],
     )
     # The rows themselves, bucket by bucket: only the weights that are columns travel.
     count = options.get("count") is not None
@@ -106,7 +114,7 @@ def split_partition(
     writers: dict[int, Any] = {}
     written = 0
     try:
-        with phase(log, f"{key}: splitting {where} into {len(outputs)} buckets"):
+        with phase(log, f"{key}: splitting {where} into {len(outputs)} buckets") as done:
             for batch in stream.collect_batches(chunk_size=BATCH_ROWS):
                 # rows per subcategory and the ranking's partial sums, batch by batch (grouped
                 # on the attribute's own type; text once summed)
@@ -135,6 +143,7 @@ def split_partition(
                         )
                     writers[bucket].write_table(table)
                 written += batch.height
+                done.add(batch.height)
         for bucket, writer in writers.items():
             writer.close()
             os.replace(_tmp(outputs[bucket]), outputs[bucket])

@@ -7,17 +7,27 @@ job's tables (:mod:`ldpsample.events.tables`). ``evaluate_events(path, user=...,
 nothing else gives the numbers a config entry ``{path, user, item}`` gives. Publishing a
 release is :mod:`ldpsample.publish`'s (docs/publishing.md).
 
-Uses: polars, ldpsample.events (histograms, metrics, schemas, tables),
-ldpsample.pipeline.progress; no Snakemake.
+The arguments are checked as the workflow checks a config entry, before any table is read:
+the events schema (workflow/schemas/events.schema.yaml of the source tree) and the cross-field
+checks (:func:`ldpsample.pipeline.config_check.check_events_entries`), with the same messages
+naming the argument (``evaluate_events argument epsilons[0]: 0 must be > 0``) instead of the
+config key, and an unknown keyword argument names the nearest one.
+
+Uses: polars, difflib, ldpsample.events (histograms, metrics, schemas, tables),
+ldpsample.pipeline.progress, ldpsample.pipeline.config_check; no Snakemake.
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
+import inspect
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 import polars as pl
 
@@ -25,11 +35,20 @@ from ldpsample.events import tables
 from ldpsample.events.histograms import build_event_histograms
 from ldpsample.events.metrics import evaluate_attribute
 from ldpsample.events.schemas import ALL, METHODS
+from ldpsample.events.table import EventsTableError
+from ldpsample.pipeline.config_check import AUTO_TOP_ITEMS, ConfigError, check_events_entries
 from ldpsample.pipeline.progress import phase
 
-__all__ = ["DEFAULTS", "EventsEvaluation", "evaluate_events"]
+__all__ = ["DEFAULTS", "SCHEMA", "EventsEvaluation", "evaluate_events"]
 
 log = logging.getLogger(__name__)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: The events entries' schema the workflow checks a config with (the source tree's).
+SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "events.schema.yaml"
+#: The errors whose messages name config keys, re-raised naming the arguments.
+_RENAMED = (ConfigError, EventsTableError, FileNotFoundError)
 
 #: The defaults of ``events.<name>`` (workflow/schemas/events.schema.yaml; a test keeps the two
 #: equal), for the keys an evaluation reads.
@@ -46,6 +65,7 @@ DEFAULTS: dict[str, Any] = {
     "min_users": 1,
     "exclude_users": [],
     "on_null": "drop",
+    "on_bad_rows": "error",
     "epsilons": [0.5, 1, 2, 4, 8],
     "methods": list(METHODS),
 }
@@ -87,6 +107,53 @@ def _attribute_prior(
     return prior
 
 
+def _nearest_keywords(function: F) -> F:
+    """``function`` raising, for an unknown keyword argument, a TypeError that names the nearest
+    known one (difflib) instead of Python's bare "unexpected keyword argument"."""
+    known = list(inspect.signature(function).parameters)
+
+    @functools.wraps(function)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        for keyword in kwargs:
+            if keyword not in known:
+                near = difflib.get_close_matches(keyword, known, n=1, cutoff=0.6)
+                hint = f"; did you mean {near[0]!r}?" if near else f"; known: {', '.join(known)}"
+                raise TypeError(
+                    f"{function.__name__}() got an unexpected keyword argument {keyword!r}{hint}"
+                )
+        return function(*args, **kwargs)
+
+    return checked  # type: ignore[return-value]
+
+
+def _plain(value: Any) -> Any:
+    """Tuples and other sequences as lists, mappings as dicts, paths as text: the values a
+    config file holds, for the schema."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _as_arguments(text: str, key: str) -> str:
+    """A message naming ``events.<name>`` keys, naming evaluate_events' arguments instead."""
+    return (
+        text.replace(f"config error at {key}.", "evaluate_events argument ")
+        .replace(f"config error at {key}:", "evaluate_events argument name:")
+        .replace("config error at events:", "evaluate_events argument name:")
+        .replace(f"config key {key}.", "argument ")
+        .replace(f"{key}.", "")
+    )
+
+
+def _renamed(exc: Exception, key: str) -> Exception:
+    return type(exc)(_as_arguments(str(exc), key))
+
+
+@_nearest_keywords
 def evaluate_events(
     path: str | os.PathLike[str],
     *,
@@ -105,6 +172,7 @@ def evaluate_events(
     min_users: int = DEFAULTS["min_users"],
     exclude_users: Sequence[Any] = (),
     on_null: str = DEFAULTS["on_null"],
+    on_bad_rows: str = DEFAULTS["on_bad_rows"],
     epsilons: Sequence[float] = tuple(DEFAULTS["epsilons"]),
     methods: Sequence[str] = tuple(DEFAULTS["methods"]),
     progress: bool = False,
@@ -125,10 +193,98 @@ def evaluate_events(
 
     Raises
     ------
+    ConfigError
+        An argument the workflow's config check rejects (before any table is read), named
+        as ``evaluate_events argument <name>``.
+    TypeError
+        An unknown keyword argument (naming the nearest known one).
     FileNotFoundError, EventsTableError, PrivacyAuditError
-        As :func:`build_event_histograms` and :func:`evaluate_attribute`.
+        As :func:`build_event_histograms` and :func:`evaluate_attribute` (naming the arguments,
+        not config keys).
     """
     key = f"events.{name}"
+    entry = _plain(
+        {
+            "path": path,
+            "user": user,
+            "item": item,
+            "count": count,
+            "attributes": attributes,
+            "prior": prior,
+            "items": items,
+            "top_items": top_items,
+            "rank_items_by": rank_items_by,
+            "activity_by": activity_by,
+            "min_user_count": min_user_count,
+            "activity_scope": activity_scope,
+            "min_users": min_users,
+            "exclude_users": exclude_users,
+            "on_null": on_null,
+            "on_bad_rows": on_bad_rows,
+            "epsilons": epsilons,
+            "methods": methods,
+        }
+    )
+    try:
+        check_events_entries({name: entry}, SCHEMA)
+        if top_items == "auto":  # as the workflow's evaluation reads it
+            top_items = AUTO_TOP_ITEMS
+        return _evaluate(
+            path,
+            key=key,
+            user=user,
+            item=item,
+            name=name,
+            count=count,
+            attributes=attributes,
+            prior=prior,
+            items=items,
+            top_items=top_items,
+            rank_items_by=rank_items_by,
+            activity_by=activity_by,
+            min_user_count=min_user_count,
+            activity_scope=activity_scope,
+            min_users=min_users,
+            exclude_users=exclude_users,
+            on_null=on_null,
+            on_bad_rows=on_bad_rows,
+            epsilons=epsilons,
+            methods=methods,
+            progress=progress,
+            threads=threads,
+        )
+    except _RENAMED as exc:
+        if type(exc) not in _RENAMED:
+            raise
+        raise _renamed(exc, key) from None
+
+
+def _evaluate(
+    path: str | os.PathLike[str],
+    *,
+    key: str,
+    user: str,
+    item: str,
+    name: str,
+    count: str | None,
+    attributes: Sequence[str],
+    prior: str | Mapping[str, Any],
+    items: Sequence[Any] | None,
+    top_items: int | None,
+    rank_items_by: str | None,
+    activity_by: str | None,
+    min_user_count: float,
+    activity_scope: str,
+    min_users: int,
+    exclude_users: Sequence[Any],
+    on_null: str,
+    on_bad_rows: str,
+    epsilons: Sequence[float],
+    methods: Sequence[str],
+    progress: bool,
+    threads: int | None,
+) -> EventsEvaluation:
+    """:func:`evaluate_events` after its arguments are checked."""
     attributes = list(attributes)
     if isinstance(prior, Mapping):
         prior = {
@@ -156,6 +312,7 @@ def evaluate_events(
                 min_users=min_users,
                 exclude_users=exclude_users,
                 on_null=on_null,
+                on_bad_rows=on_bad_rows,
             )
             result = evaluate_attribute(
                 built.histograms,

@@ -17,7 +17,7 @@ import polars as pl
 
 from ldpsample.events.schemas import ALL
 from ldpsample.events.table import scan_events
-from ldpsample.events.table_checks import _check_numbers, _number
+from ldpsample.events.table_checks import _check_numbers, _number, skip_bad_weights
 
 __all__ = ["domain_frame"]
 
@@ -57,6 +57,7 @@ def _prepare(
     activity_by: str | None,
     exclude_users: Sequence[Any],
     domain: pl.DataFrame | None,
+    on_bad_rows: str = "error",
 ) -> _Prepared:
     attributes = list(attributes)
     numeric = {
@@ -78,11 +79,14 @@ def _prepare(
         strings=[user, item],
         text=attributes,
         numbers=list(numeric),
+        on_bad_rows=on_bad_rows,
     )
     if domain is not None:
         domain = domain_frame(domain)
     # The rows used: ids present, then the spec's, the listed items and the excluded users.
     keep = pl.col(user).is_not_null() & pl.col(item).is_not_null()
+    if on_bad_rows == "skip":  # with "error", a bad weight stops the job after the checks
+        keep &= skip_bad_weights(list(numeric))
     in_spec = None if domain is None else pl.col(item).is_in(domain["item"].unique().implode())
     if in_spec is not None:
         keep &= in_spec
@@ -98,6 +102,7 @@ def _prepare(
         numeric,
         user,
         item,
+        attributes=attributes,
         extra=[
             keep.sum().alias("used"),
             # rows whose item is in no subcategory of the spec (not used; logged)

@@ -1,9 +1,12 @@
-"""Progress bars for long loops, off unless asked for (the pipeline's scripts ask).
+"""Progress of long loops and scans: tqdm bars (off unless asked for) and phases that log their
+start, a heartbeat with the rows done and the rate, and their end.
 
 Uses: tqdm and the standard library; no other ldpsample module.
 
-Bars go to ``sys.stderr``, which :func:`ldpsample.pipeline.scripting.start` points at the rule's
-log, so a long job's log shows how far it is. Library calls stay silent by default.
+Bars go to ``sys.stderr``, and a phase's lines are log records marked as progress
+(:data:`PROGRESS`): :func:`ldpsample.pipeline.scripting.start` sends both to the rule's log and
+to the console Snakemake shows, so a long job is never silent there. Library calls stay silent
+by default (a notebook sees the phases after ``logging.basicConfig(level=logging.INFO)``).
 """
 
 from __future__ import annotations
@@ -18,10 +21,18 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["phase", "progress"]
+__all__ = ["HEARTBEAT_SECONDS", "PROGRESS", "Phase", "is_progress", "phase", "progress"]
 
 #: Seconds between two "still running" lines of a long :func:`phase`.
 HEARTBEAT_SECONDS = 10.0
+#: The ``extra`` of a phase's log records: a handler that shows progress only selects them by
+#: :func:`is_progress`.
+PROGRESS = {"ldpsample_progress": True}
+
+
+def is_progress(record: logging.LogRecord) -> bool:
+    """Whether a log record is a phase's progress line (:data:`PROGRESS`)."""
+    return bool(getattr(record, "ldpsample_progress", False))
 
 
 def progress(
@@ -38,25 +49,57 @@ def progress(
     return tqdm(iterable, desc=desc, total=total, file=sys.stderr, mininterval=2.0, ascii=True)
 
 
+class Phase:
+    """What a running :func:`phase` has done: :meth:`add` counts rows (or other units), which
+    its heartbeat reports with the rate since the start."""
+
+    def __init__(self, unit: str) -> None:
+        self.unit = unit
+        self.done = 0
+        self._lock = threading.Lock()
+
+    def add(self, count: int) -> None:
+        """Count ``count`` more units done."""
+        with self._lock:
+            self.done += int(count)
+
+    def rate(self, seconds: float) -> str:
+        """``, 3,000,000 rows (150,000 rows/s)`` once something is counted, else ``""``."""
+        with self._lock:
+            done = self.done
+        if not done:
+            return ""
+        per_second = done / seconds if seconds > 0 else 0.0
+        return f", {done:,} {self.unit} ({per_second:,.0f} {self.unit}/s)"
+
+
 @contextlib.contextmanager
-def phase(logger: logging.Logger, what: str, *, every: float = HEARTBEAT_SECONDS) -> Iterator[None]:
+def phase(
+    logger: logging.Logger, what: str, *, every: float = HEARTBEAT_SECONDS, unit: str = "rows"
+) -> Iterator[Phase]:
     """Log ``what`` when it starts, every ``every`` seconds while it runs ("still running,
-    20 s") and when it ends with its elapsed time, so that a long scan (a polars ``collect``
-    releases the GIL while it runs) is never silent in a job's log. INFO level: a notebook sees
-    it after ``logging.basicConfig(level=logging.INFO)``."""
+    20 s", with the rows done and the rate once the body counts them through the yielded
+    :class:`Phase`'s ``add``) and when it ends with its elapsed time, so that a long scan (a
+    polars ``collect`` releases the GIL while it runs) is never silent. INFO records marked
+    :data:`PROGRESS` (a script's console shows them)."""
     start = time.perf_counter()
-    logger.info("%s ...", what)
+    done = Phase(unit)
+    logger.info("%s ...", what, extra=PROGRESS)
     stop = threading.Event()
 
     def beat() -> None:
         while not stop.wait(every):
-            logger.info("%s: still running, %.0f s", what, time.perf_counter() - start)
+            elapsed = time.perf_counter() - start
+            logger.info(
+                "%s: still running, %.0f s%s", what, elapsed, done.rate(elapsed), extra=PROGRESS
+            )
 
     thread = threading.Thread(target=beat, name="ldpsample-phase", daemon=True)
     thread.start()
     try:
-        yield
+        yield done
     finally:
         stop.set()
         thread.join()
-        logger.info("%s: done in %.1f s", what, time.perf_counter() - start)
+        elapsed = time.perf_counter() - start
+        logger.info("%s: done in %.1f s%s", what, elapsed, done.rate(elapsed), extra=PROGRESS)

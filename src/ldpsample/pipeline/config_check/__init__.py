@@ -25,7 +25,8 @@ One module per concern, every public name re-exported here:
   datasets);
 * :mod:`.consistency` -- :func:`check_consistency` and the cross-field checks of data_dir,
   downloads, theory, wpm and avazu.variants;
-* :mod:`.events` -- the events entries' checks; :mod:`.release` -- what a publication needs.
+* :mod:`.events` -- the events entries' checks; :mod:`.release` -- what a publication needs;
+* :mod:`.entries` -- the same checks for entries given outside a config (the notebook path).
 
 Uses: its own modules only, through relative imports, and through them the standard library
 and what Snakemake itself imports (PyYAML, jsonschema, referencing, numpy); no other ldpsample
@@ -43,6 +44,7 @@ from .consistency import (
     check_theory,
     check_wpm,
 )
+from .entries import check_events_entries
 from .errors import ConfigError, config_error, key_path
 from .events import check_events
 from .names import (
@@ -80,6 +82,7 @@ __all__ = [
     "check_consistency",
     "check_epsilon_folder_names",
     "check_events",
+    "check_events_entries",
     "check_events_release",
     "check_finite",
     "check_theory",

@@ -7,12 +7,16 @@ first line, one line per unknown or missing key, the others after it, and the ke
 ValidationError as a short sentence (``-1 must be > 0``, ``'x' must be of type number`` with a
 hint about strings).
 
-Uses: jsonschema (imported when an error is reported; Snakemake imports it) and
+An unknown key names the nearest allowed one (``did you mean 'top_items'?``, difflib), or
+lists the allowed keys when none is near.
+
+Uses: jsonschema (imported when an error is reported; Snakemake imports it), difflib and
 :mod:`.errors`.
 """
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from .errors import ConfigError, _combined, _show, config_error, key_path
@@ -51,14 +55,7 @@ def _error_lines(error: Any) -> tuple[list[str], str | None]:
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         extra = sorted(set(error.instance) - set(allowed))
-        return [
-            str(
-                config_error(
-                    [*parts, key], f"unknown key {key!r} (allowed here: {', '.join(allowed)})"
-                )
-            )
-            for key in extra
-        ], None
+        return [str(config_error([*parts, key], _unknown_key(key, allowed))) for key in extra], None
     if error.validator == "required":
         missing = [k for k in error.validator_value if k not in error.instance]
         return [str(config_error([*parts, key], f"missing key {key!r}")) for key in missing], None
@@ -68,6 +65,15 @@ def _error_lines(error: Any) -> tuple[list[str], str | None]:
         description = parent.get("description")
     text = " ".join(str(description).split()) if description else None
     return [str(config_error(parts, _message(error)))], text
+
+
+def _unknown_key(key: Any, allowed: list[str]) -> str:
+    """``unknown key 'top_item' (did you mean 'top_items'?)``: the nearest allowed key
+    (difflib), or every allowed key when none is near."""
+    near = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+    if near:
+        return f"unknown key {key!r} (did you mean {near[0]!r}?)"
+    return f"unknown key {key!r} (allowed here: {', '.join(allowed)})"
 
 
 def _line_order(line: str) -> str:
@@ -86,6 +92,12 @@ def _first_error(errors: list[Any]) -> Any:
             # not the type null)
             shaped = ("type", "const", "enum")
             typed = [e for e in error.context if e.validator not in shaped] or error.context
+            # of several branches of the right type (a mapping: a spec or a public table), the
+            # one the value misses least
+            branches: dict[Any, list[Any]] = {}
+            for sub in typed:
+                branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+            typed = min(branches.values(), key=len)
             error = best_match(typed, key=relevance) or typed[0]
             if error.validator in ("oneOf", "anyOf") and not error.context:
                 break
