@@ -202,32 +202,102 @@ def test_events_outputs_and_values(formats_run, suffix):
     assert not (base / "audit_users.csv").exists()
     for attribute in ("country", "device"):
         assert (base / f"figures/{attribute}.png").stat().st_size > 0
-    summary = pl.read_csv(base / "summary.csv")
-    assert set(summary["divergence"]) == {"tv", "kl", "tv+kl"}
+    summary = pl.read_csv(
+        base / "summary.csv", schema_overrides={"attribute": pl.String, "reason": pl.String}
+    )
+    assert summary.columns == [
+        "attribute",
+        "epsilon",
+        "divergence",
+        "method",
+        "wins",
+        "ties",
+        "cases",
+        "win_share",
+        "mean_improvement",
+        "worst_case",
+        "median",
+        "best_worst_case",
+        "worst_case_margin",
+        "best_median",
+        "median_margin",
+        "keeps_prior",
+        "reason",
+    ]
+    pooled = summary.filter(pl.col("epsilon").is_null())
+    assert pooled["attribute"].null_count() == pooled.height
+    assert set(pooled["divergence"]) == {"tv", "kl", "tv+kl"}
     # every evaluated method competes in every row set: none can hide a better one (the pooled
     # tv+kl rows compared minimax with the mollifier only, hiding randomized response)
     competing = {
-        d: set(summary.filter(pl.col("divergence") == d)["method"]) for d in ("tv", "kl", "tv+kl")
+        d: set(pooled.filter(pl.col("divergence") == d)["method"]) for d in ("tv", "kl", "tv+kl")
     }
     assert competing == {
         "tv": {"minimax", "mollifier_tv", "randomized_response"},
         "kl": {"minimax", "mollifier_kl", "randomized_response"},
         "tv+kl": {"minimax", "mollifier", "randomized_response"},
     }
-    for divergence, rows in summary.group_by("divergence"):
+    for divergence, rows in pooled.group_by("divergence"):
         cases = rows["cases"].unique().item()
         best = max_tv if divergence[0] == "tv" else max_kl
         assert cases == (best.height // best["method"].n_unique()) * (
             2 if divergence[0] == "tv+kl" else 1
         )
         assert rows["wins"].sum() <= cases
-    # the trade-off: worst case and median per ε and method, with its figure
+    # the recommendation: per attribute and ε, each method's worst case over the attribute's
+    # users (= the largest of its subcategories' worst cases) and median (from per_user.parquet)
+    scoped = summary.filter(pl.col("epsilon").is_not_null())
+    assert set(scoped.select("attribute", "epsilon").unique().rows()) == {
+        (a, e) for a in ("country", "device") for e in (1.0, 4.0)
+    }
+    for divergence, table in (("tv", max_tv), ("kl", max_kl)):
+        for (attribute, eps), rows in scoped.filter(pl.col("divergence") == divergence).group_by(
+            "attribute", "epsilon"
+        ):
+            assert set(rows["method"]) == set(table["method"])
+            users = per_user.filter((pl.col("attribute") == attribute) & (pl.col("epsilon") == eps))
+            for row in rows.iter_rows(named=True):
+                method = row["method"]
+                worst = table.filter(
+                    (pl.col("attribute") == attribute)
+                    & (pl.col("epsilon") == eps)
+                    & (pl.col("method") == method)
+                )[f"max_{divergence}"].max()
+                assert row["worst_case"] == pytest.approx(worst, abs=1e-15)
+                values = users[f"{divergence}_{method}"].to_numpy()
+                assert row["median"] == pytest.approx(float(np.median(values)), abs=1e-15)
+                assert row["keeps_prior"] == (method != "randomized_response")
+                assert ("does not keep the public prior" in row["reason"]) == (
+                    method == "randomized_response"
+                )
+            for statistic in ("worst_case", "median"):
+                values = rows[statistic].to_numpy()
+                best = rows.filter(pl.col(f"best_{statistic}"))
+                assert best.height >= 1
+                assert np.allclose(best[statistic], values.min(), rtol=0, atol=1e-12)
+                for row in rows.iter_rows(named=True):
+                    others = rows.filter(pl.col("method") != row["method"])[statistic].min()
+                    assert row[f"{statistic}_margin"] == pytest.approx(
+                        others - row[statistic], abs=1e-15
+                    )
+                    words = "lowest worst case" if statistic == "worst_case" else "lowest median"
+                    assert (words in row["reason"]) == row[f"best_{statistic}"]
+    assert scoped.filter(pl.col("divergence") == "tv+kl")["worst_case"].null_count() == (
+        scoped.filter(pl.col("divergence") == "tv+kl").height
+    )
+    # the trade-off: worst case and median per attribute, ε and method, with its figure
     tradeoff = pl.read_csv(base / "tradeoff.csv")
+    assert tradeoff.columns[:2] == ["epsilon", "attribute"]
     worst = tradeoff.filter((pl.col("statistic") == "max") & (pl.col("divergence") == "tv"))
-    for eps, method, value in worst.select("epsilon", "method", "value").iter_rows():
-        want = max_tv.filter((pl.col("epsilon") == eps) & (pl.col("method") == method))[
-            "max_tv"
-        ].max()
+    assert worst.height == 2 * 2 * 3  # attributes x ε x methods scored with TV
+    for eps, attribute, method, value in worst.select(
+        "epsilon", "attribute", "method", "value"
+    ).iter_rows():
+        want = max_tv.filter(
+            (pl.col("epsilon") == eps)
+            & (pl.col("attribute") == attribute)
+            & (pl.col("method") == method)
+        )["max_tv"].max()
         assert value == pytest.approx(want, abs=1e-15)
     assert (base / "tradeoff.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not (base / "work/attribute~country/per_user.parquet").exists()  # temp part removed

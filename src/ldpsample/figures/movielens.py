@@ -29,6 +29,7 @@ def _age_group_bars(frame: pl.DataFrame, **facets: Any) -> sns.FacetGrid:
         hue="method",
         hue_order=HUE_ORDER,
         palette=PALETTE,
+        saturation=1,  # the palette's colours as they are (seaborn's bars desaturate by default)
         order=sorted(set(frame["group"].to_list())),
         kind="bar",
         errorbar=None,

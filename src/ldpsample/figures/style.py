@@ -144,7 +144,15 @@ def set_value_scale(ax: plt.Axes, scale: str, values: Iterable[float]) -> None:
         return
     ax.set_yscale("logit", nonpositive="clip")
     low, high = np.log(array / (1 - array)).min() - 0.5, np.log(array / (1 - array)).max() + 0.5
-    ax.set_ylim(1 / (1 + np.exp(-low)), 1 / (1 + np.exp(-high)))
+    low, high = 1 / (1 + np.exp(-low)), 1 / (1 + np.exp(-high))
+    ax.set_ylim(low, high)
+    ticks = [t for t in _LOGIT_TICKS if low <= t <= high]
+    ax.set_yticks(ticks, [f"{t:g}" for t in ticks])  # plain numbers, not logit's 1 - 10^-k
+    ax.minorticks_off()
+
+
+#: The tick values of a logit axis (:func:`set_value_scale`): spread evenly in logit.
+_LOGIT_TICKS = (0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999)
 
 
 #: Order of the divergence panels (TV, KL, χ², Hellinger).

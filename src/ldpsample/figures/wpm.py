@@ -115,10 +115,13 @@ def plot_ring_example(example: pl.DataFrame) -> Figure:
             f"W(P, KPM) = {rows['w_kpm'][0]:.4f}",
             fontsize=10,
         )
-    if band is not None:  # the legend seaborn drew names the lines only: redraw it with the band
-        if grid.legend is not None:
-            grid.legend.remove()
-        grid.add_legend(legend_data={**grid._legend_data, _BAND_LABEL: band}, title="")
+    if band is not None and grid.legend is not None:
+        # seaborn's legend names the lines only: draw it again with the band
+        lines = grid.legend
+        texts = [text.get_text() for text in lines.get_texts()]
+        entries = dict(zip(texts, lines.legend_handles, strict=True))
+        lines.remove()
+        grid.add_legend(legend_data={**entries, _BAND_LABEL: band}, title="")
     label_axes(grid, "position on the ring", "probability")
     return grid.figure
 
