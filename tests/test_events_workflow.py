@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import zipfile
 
 import numpy as np
@@ -308,6 +309,36 @@ def test_events_outputs_and_values(formats_run, suffix):
     for log in logs:
         threads = 2 if log.parent.parent.name == "events_metrics" else 1
         assert f"threads {threads}; polars thread pool {threads}\n" in log.read_text(), log
+
+
+def test_the_choosing_a_method_snippet_runs_as_printed(formats_run):
+    """docs/choosing-a-method.md's picks, on a run's summary.csv: one line per attribute, ε and
+    divergence, naming the method with the lowest worst case and the one with the lowest
+    median."""
+    text = (ROOT / "docs/choosing-a-method.md").read_text()
+    (code,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    name = format_entry_name("parquet")
+    code = code.replace("results/events/ml100k/", f"results/events/{name}/")
+    assert name in code
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=formats_run, capture_output=True, text=True, check=True
+    )
+    assert "by_worst_case" in done.stdout and "by_median" in done.stdout
+    (printed,) = re.findall(r"it prints\n\n```text\n(.*?)```", text, flags=re.S)
+    assert done.stdout == printed  # the page shows what the block prints
+    summary = pl.read_csv(formats_run / f"results/events/{name}/summary.csv")
+    best = summary.filter(pl.col("best_worst_case"))
+    lines = [line for line in done.stdout.splitlines() if re.search(r"(country|device)", line)]
+    assert len(lines) == 2 * 2 * 2  # attributes x ε x (tv, kl)
+    for line in lines:
+        cells = [cell.strip().strip('"') for cell in line.strip("| ").split("|")]
+        attribute, eps, divergence, method = cells[0], float(cells[1]), cells[2], cells[3]
+        want = best.filter(
+            (pl.col("attribute") == attribute)
+            & (pl.col("epsilon") == eps)
+            & (pl.col("divergence") == divergence)
+        )["method"]
+        assert method == want[0], line
 
 
 def test_events_no_attributes_uniform_prior_and_disabled_entry(workdir):
