@@ -564,6 +564,13 @@ def test_events_report_and_default_config(workdir):
     # each attribute's figure of the figures/ folder is an entry of its own
     figures = sorted(n.rsplit("/", 1)[1] for n in names if n.endswith(".png"))
     assert figures == ["country.png", "device.png", "tradeoff.png"], names
+    with zipfile.ZipFile(workdir / "report.zip") as report:
+        pages = "".join(
+            report.read(n).decode("utf-8", "replace") for n in names if n.endswith((".html", ".js"))
+        )
+    # captions are plain text (the report showed `K_{q,ε}` raw), and the summary's says what
+    # it answers
+    assert "K_{q" not in pages and "which method at which" in pages  # ε is JSON-escaped
     jobs = planned_jobs(workdir, "-c1")
     assert not [rule for rule in jobs if rule.startswith("events")], jobs
 

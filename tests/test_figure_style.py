@@ -200,13 +200,13 @@ def test_the_tradeoff_has_a_row_of_panels_per_attribute(per_user):
     figure = saved(plot_tradeoff(tradeoff, name="t"))
     rows = {}
     for ax in figure.axes:
-        attribute = re.match(r"t: (\w+), ", ax.get_title()).group(1)
+        attribute = re.match(r"(\w+): ", ax.get_title()).group(1)
         rows.setdefault(attribute, []).append(ax)
     assert sorted(rows) == ["age", "zip"] and all(len(axes) == 4 for axes in rows.values())
     for attribute, axes in rows.items():
         for ax in axes:
             method = "randomized_response"
-            divergence = "kl" if ", KL," in ax.get_title() else "tv"
+            divergence = "kl" if ": KL," in ax.get_title() else "tv"
             statistic = "max" if "worst case" in ax.get_title() else "median"
             want = (
                 tradeoff.filter(

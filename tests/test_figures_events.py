@@ -99,10 +99,10 @@ def test_the_tradeoff_figure_has_tv_and_kl_worst_case_and_median_and_a_legend(pe
     assert_readable(figure, METHODS)
     titles = sorted(ax.get_title() for ax in figure.axes if ax.has_data())
     assert titles == [
-        "t: a, KL, median over users",
-        "t: a, KL, worst case over users",
-        "t: a, TV, median over users",
-        "t: a, TV, worst case over users",
+        "a: KL, median over users",
+        "a: KL, worst case over users",
+        "a: TV, median over users",
+        "a: TV, worst case over users",
     ]
     for ax in figure.axes:
         if ax.has_data():

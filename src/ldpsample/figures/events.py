@@ -131,12 +131,13 @@ def plot_tradeoff(tradeoff: pl.DataFrame, *, name: str) -> Figure:
             epsilon_axis(ax, epsilons)
             label = DIVERGENCE_LABELS[divergence]
             ax.set_ylabel(f"{label}(p, p̂), {STATISTIC_LABELS[statistic]}")
-            ax.set_title(f"{name}: {attribute}, {label}, {STATISTIC_LABELS[statistic]}")
+            ax.set_title(f"{attribute}: {label}, {STATISTIC_LABELS[statistic]}", fontsize=10)
             ax.spines[["top", "right"]].set_visible(False)
     handles: dict[str, object] = {}
     for ax in axes.flat:  # every method once, whichever panel drew it
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, handle)
+    figure.suptitle(f"{name}: utility against ε, a row per attribute")
     order = [display_name(m) for m in methods if display_name(m) in handles]
     figure.legend(
         [handles[label] for label in order],
