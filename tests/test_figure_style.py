@@ -1,7 +1,7 @@
 """One figure style, checked on rendered figures: every method has one colour in every figure
 (the palette of ldpsample.figures.style; randomized response was red in the trade-off and green in
 the bars), the events bars show TV and KL with logit / log axes where values crowd near 1 or span
-decades, the trade-off has a row of panels per attribute, every mark has a legend entry (the WPM
+decades, the trade-off has a block of panels per attribute, every mark has a legend entry (the WPM
 ring's band had none), the colours reach the saved PNG, and the report's captions hold no raw
 LaTeX. Figures are built from tables the library computes, the path the figure jobs take."""
 
@@ -194,7 +194,7 @@ def test_the_events_bars_show_tv_and_kl_on_axes_that_spread_them(per_user):
     close(figure)
 
 
-def test_the_tradeoff_has_a_row_of_panels_per_attribute(per_user):
+def test_the_tradeoff_has_a_block_of_panels_per_attribute(per_user):
     tradeoff = tradeoff_table(per_user)
     assert set(tradeoff["attribute"]) == {"age", "zip"}
     figure = saved(plot_tradeoff(tradeoff, name="t"))
@@ -221,6 +221,11 @@ def test_the_tradeoff_has_a_row_of_panels_per_attribute(per_user):
             (line,) = [line for line in ax.get_lines() if line.get_label() == display_name(method)]
             assert list(line.get_ydata()) == want  # this attribute's values, not pooled
             assert to_rgb(line.get_color()) == to_rgb(METHOD_COLORS[method])
+    close(figure)
+    # one attribute: a 2 x 2 block, no strip figure (the report's width rule of test_workflow)
+    figure = plot_tradeoff(tradeoff.filter(pl.col("attribute") == "age"), name="t")
+    width, height = figure.get_size_inches()
+    assert len(figure.axes) == 4 and width / height < 3.5
     close(figure)
 
 

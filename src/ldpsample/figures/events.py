@@ -1,7 +1,7 @@
 """Figures of an events experiment (:mod:`ldpsample.events`): one bar plot per attribute (per
 subcategory, x, the worst case over its users of TV(p, p̂) and of KL(p ‖ p̂) per method, a panel
 per ε, TV above KL), and the table's utility/privacy trade-off (worst case and median of TV and
-KL against ε, one line per method, one row of panels per attribute). Conventions of
+KL against ε, one line per method, a block of panels per attribute). Conventions of
 :mod:`ldpsample.figures` (Agg backend, polars in, a Figure out); methods keep their colour of
 :data:`ldpsample.figures.style.METHOD_COLORS`, value axes their scale of
 :func:`ldpsample.figures.style.value_scale`, and every legend is inside the saved image.
@@ -84,31 +84,27 @@ def plot_attribute(
 
 
 def plot_tradeoff(tradeoff: pl.DataFrame, *, name: str) -> Figure:
-    """The trade-off of a table (:func:`ldpsample.events.tables.tradeoff_table`): a row of
-    panels per attribute, a column per divergence and statistic (TV worst case, TV median, KL
-    worst case, KL median over the attribute's (user, subcategory) rows), ε on a log-2 axis,
-    one line per method in its colour; the value axis of each panel by
+    """The trade-off of a table (:func:`ldpsample.events.tables.tradeoff_table`): for each
+    attribute a row of panels per divergence (TV, then KL), a column per statistic (worst case,
+    median over the attribute's (user, subcategory) rows), ε on a log-2 axis, one line per
+    method in its colour; the value axis of each panel by
     :func:`~ldpsample.figures.style.value_scale`."""
     if tradeoff.height == 0:
         return message_figure(f"{name}: no subcategory kept\n(see subcategories.csv)")
     methods = [m for m in METHODS if m in set(tradeoff["method"])]
     attributes = sorted(set(tradeoff["attribute"].to_list()))
-    columns = [
-        (d, s)
-        for d in DIVERGENCE_LABELS
-        if d in set(tradeoff["divergence"])
-        for s in STATISTIC_LABELS
-    ]
+    divergences = [d for d in DIVERGENCE_LABELS if d in set(tradeoff["divergence"])]
+    rows = [(a, d) for a in attributes for d in divergences]
     epsilons = sorted(set(tradeoff["epsilon"].to_list()))
     figure, axes = plt.subplots(
-        len(attributes),
-        len(columns),
-        figsize=(3.6 * len(columns) + 2.5, 3.0 * len(attributes)),
+        len(rows),
+        len(STATISTIC_LABELS),
+        figsize=(4.0 * len(STATISTIC_LABELS) + 2.5, 2.9 * len(rows)),
         squeeze=False,
         layout="constrained",
     )
-    for row, attribute in enumerate(attributes):
-        for col, (divergence, statistic) in enumerate(columns):
+    for row, (attribute, divergence) in enumerate(rows):
+        for col, statistic in enumerate(STATISTIC_LABELS):
             ax = axes[row, col]
             shown = tradeoff.filter(
                 (pl.col("attribute") == attribute)
@@ -130,14 +126,14 @@ def plot_tradeoff(tradeoff: pl.DataFrame, *, name: str) -> Figure:
             set_value_scale(ax, value_scale(divergence, values), values)
             epsilon_axis(ax, epsilons)
             label = DIVERGENCE_LABELS[divergence]
-            ax.set_ylabel(f"{label}(p, p̂), {STATISTIC_LABELS[statistic]}")
+            ax.set_ylabel(f"{label}(p, p̂)")
             ax.set_title(f"{attribute}: {label}, {STATISTIC_LABELS[statistic]}", fontsize=10)
             ax.spines[["top", "right"]].set_visible(False)
     handles: dict[str, object] = {}
     for ax in axes.flat:  # every method once, whichever panel drew it
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, handle)
-    figure.suptitle(f"{name}: utility against ε, a row per attribute")
+    figure.suptitle(f"{name}: utility against ε, per attribute")
     order = [display_name(m) for m in methods if display_name(m) in handles]
     figure.legend(
         [handles[label] for label in order],
