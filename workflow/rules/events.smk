@@ -278,8 +278,8 @@ rule events_publish_file:
         "&& mv {output.file}.tmp {output.file}"
 
 
-# Every attribute's figure of a dataset in one job (a figure job's imports, seaborn's mostly,
-# cost more than drawing a small figure); the attributes differ per dataset, so the output is
+# Every attribute's figure of a dataset in one job (a figure job's imports cost more than
+# drawing a small figure); the attributes differ per dataset, so the output is
 # the figures/ folder, one report entry per <attribute>.png in it.
 rule events_figure:
     input:
