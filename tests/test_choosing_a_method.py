@@ -101,8 +101,8 @@ def test_the_reason_says_the_verdict_and_the_prior():
     }
     assert _reason(row) == (
         "lowest worst case (by 0.32); median 0.05 above the lowest; does not keep the public "
-        "prior (qK ≠ q unless q is uniform): it ignores q, so it can win where q is far from "
-        "the users' data and loses where q is close to it"
+        "prior (qK ≠ q unless q is uniform): its worst case over every possible p is never "
+        "above the minimax sampler's, but a user whose data is close to q is not kept close to it"
     )
     row = {**row, "method": "minimax", "best_worst_case": False, "worst_case_margin": -0.32}
     assert _reason(row).startswith("worst case 0.32 above the lowest; median 0.05 above")

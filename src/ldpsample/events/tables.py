@@ -83,7 +83,9 @@ EVENTS_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
 #: enforce qK = q, ensuring that public data is invariant under the mechanism"); so does the
 #: relative mollifier (Section 1.1: "the reference distribution q can be interpreted as a public
 #: prior, as the algorithm preserves its invariance"); randomized response does only when q is
-#: uniform, where it is the minimax sampler (Corollary 2).
+#: uniform, where it is the minimax sampler (Corollary 2). Its worst case over every p is the
+#: minimax sampler's for the uniform prior, never above that for another prior: Theorem 1's value
+#: "depends on the public prior only through its smallest element" and grows as it shrinks.
 KEEPS_PRIOR: dict[str, bool] = {
     "minimax": True,
     "mollifier_tv": True,
@@ -95,7 +97,7 @@ KEEPS_PRIOR: dict[str, bool] = {
 _PRIOR_CLAUSES: dict[str, str] = {
     "minimax": (
         "keeps the public prior (qK = q) and is minimax-optimal among the ε-LDP kernels that "
-        "keep it: the lowest divergence for the worst possible user's data"
+        "keep it; that worst case grows as the prior's smallest entry shrinks"
     ),
     "mollifier_tv": (
         "keeps the public prior (qK = q) but is not minimax-optimal: it can beat the minimax "
@@ -106,8 +108,9 @@ _PRIOR_CLAUSES: dict[str, str] = {
         "sampler for typical users and lose to it for the worst-off"
     ),
     "randomized_response": (
-        "does not keep the public prior (qK ≠ q unless q is uniform): it ignores q, so it can "
-        "win where q is far from the users' data and loses where q is close to it"
+        "does not keep the public prior (qK ≠ q unless q is uniform): its worst case over every "
+        "possible p is never above the minimax sampler's, but a user whose data is close to q "
+        "is not kept close to it"
     ),
 }
 
@@ -345,8 +348,9 @@ def events_summary(
     divergence over the attribute's (user, subcategory) rows (``tradeoff``, from
     :func:`tradeoff_table`), which method is best by each with its margin, whether it keeps the
     public prior (:data:`KEEPS_PRIOR`) and why, in words. The worst case and the median often
-    disagree (randomized response tends to the lowest worst case where the prior is far from
-    the users, a mollifier to the lowest median): the two flags say so rather than choose.
+    disagree (randomized response can have the lowest worst case and a mollifier the lowest
+    median; docs/choosing-a-method.md): the two flags say so rather than choose. Without a
+    kept subcategory the table is empty (its columns only).
     Sorted by attribute (pooled rows first), ε, divergence (tv, kl, tv+kl) and method.
     """
     pooled = summary(max_tv, max_kl).select(
