@@ -10,6 +10,7 @@ with :func:`value_scale` (logit for TV values that crowd near 1, log for KL).
 
 from __future__ import annotations
 
+import colorsys
 import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -21,6 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
+from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
 if TYPE_CHECKING:  # the modules that draw with seaborn import it; this one does not need to
@@ -32,6 +34,7 @@ __all__ = [
     "LABELS",
     "METHOD_COLORS",
     "ValueBlock",
+    "bar_colors",
     "close",
     "display_name",
     "epsilon_axis",
@@ -222,6 +225,18 @@ def message_figure(text: str) -> Figure:
     ax.set_axis_off()
     ax.text(0.5, 0.5, text, ha="center", va="center")
     return figure
+
+
+def bar_colors(count: int) -> list[tuple[float, float, float]]:
+    """The first ``count`` colours of matplotlib's cycle at 75 % saturation (seaborn's bar
+    colours), for hues that are not methods of :data:`METHOD_COLORS` (a method is drawn in its
+    own colour, :func:`method_color`)."""
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colors = []
+    for index in range(count):
+        hue, lightness, saturation = colorsys.rgb_to_hls(*to_rgb(cycle[index % len(cycle)]))
+        colors.append(colorsys.hls_to_rgb(hue, lightness, 0.75 * saturation))
+    return colors
 
 
 class ValueBlock(NamedTuple):
