@@ -1,6 +1,7 @@
 """Events dataset: the evaluation tables from the per-attribute parts, or the (attribute,
-bucket) parts of a table in buckets, read as streams (worst cases, summary, the trade-off against
-ε, kernel audit re-checked) (ldpsample.events.tables)."""
+bucket) parts of a table in buckets, read as streams (worst cases, the summary with its
+recommendation per attribute and ε, the trade-off per attribute against ε, kernel audit
+re-checked) (ldpsample.events.tables)."""
 
 from typing import TYPE_CHECKING
 
@@ -42,7 +43,7 @@ else:
 max_tv, max_kl = tables.max_table(per_user, "tv"), tables.max_table(per_user, "kl")
 write_csv(max_tv, snakemake.output.max_tv)
 write_csv(max_kl, snakemake.output.max_kl)
-write_csv(tables.summary(max_tv, max_kl), snakemake.output.summary)
+write_csv(tables.events_summary(max_tv, max_kl, tradeoff), snakemake.output.summary)
 write_csv(tradeoff, snakemake.output.tradeoff)
 write_csv(audit, snakemake.output.audit)
 log.info(

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import zipfile
 
 import numpy as np
@@ -202,32 +203,102 @@ def test_events_outputs_and_values(formats_run, suffix):
     assert not (base / "audit_users.csv").exists()
     for attribute in ("country", "device"):
         assert (base / f"figures/{attribute}.png").stat().st_size > 0
-    summary = pl.read_csv(base / "summary.csv")
-    assert set(summary["divergence"]) == {"tv", "kl", "tv+kl"}
+    summary = pl.read_csv(
+        base / "summary.csv", schema_overrides={"attribute": pl.String, "reason": pl.String}
+    )
+    assert summary.columns == [
+        "attribute",
+        "epsilon",
+        "divergence",
+        "method",
+        "wins",
+        "ties",
+        "cases",
+        "win_share",
+        "mean_improvement",
+        "worst_case",
+        "median",
+        "best_worst_case",
+        "worst_case_margin",
+        "best_median",
+        "median_margin",
+        "keeps_prior",
+        "reason",
+    ]
+    pooled = summary.filter(pl.col("epsilon").is_null())
+    assert pooled["attribute"].null_count() == pooled.height
+    assert set(pooled["divergence"]) == {"tv", "kl", "tv+kl"}
     # every evaluated method competes in every row set: none can hide a better one (the pooled
     # tv+kl rows compared minimax with the mollifier only, hiding randomized response)
     competing = {
-        d: set(summary.filter(pl.col("divergence") == d)["method"]) for d in ("tv", "kl", "tv+kl")
+        d: set(pooled.filter(pl.col("divergence") == d)["method"]) for d in ("tv", "kl", "tv+kl")
     }
     assert competing == {
         "tv": {"minimax", "mollifier_tv", "randomized_response"},
         "kl": {"minimax", "mollifier_kl", "randomized_response"},
         "tv+kl": {"minimax", "mollifier", "randomized_response"},
     }
-    for divergence, rows in summary.group_by("divergence"):
+    for divergence, rows in pooled.group_by("divergence"):
         cases = rows["cases"].unique().item()
         best = max_tv if divergence[0] == "tv" else max_kl
         assert cases == (best.height // best["method"].n_unique()) * (
             2 if divergence[0] == "tv+kl" else 1
         )
         assert rows["wins"].sum() <= cases
-    # the trade-off: worst case and median per ε and method, with its figure
+    # the recommendation: per attribute and ε, each method's worst case over the attribute's
+    # users (= the largest of its subcategories' worst cases) and median (from per_user.parquet)
+    scoped = summary.filter(pl.col("epsilon").is_not_null())
+    assert set(scoped.select("attribute", "epsilon").unique().rows()) == {
+        (a, e) for a in ("country", "device") for e in (1.0, 4.0)
+    }
+    for divergence, table in (("tv", max_tv), ("kl", max_kl)):
+        for (attribute, eps), rows in scoped.filter(pl.col("divergence") == divergence).group_by(
+            "attribute", "epsilon"
+        ):
+            assert set(rows["method"]) == set(table["method"])
+            users = per_user.filter((pl.col("attribute") == attribute) & (pl.col("epsilon") == eps))
+            for row in rows.iter_rows(named=True):
+                method = row["method"]
+                worst = table.filter(
+                    (pl.col("attribute") == attribute)
+                    & (pl.col("epsilon") == eps)
+                    & (pl.col("method") == method)
+                )[f"max_{divergence}"].max()
+                assert row["worst_case"] == pytest.approx(worst, abs=1e-15)
+                values = users[f"{divergence}_{method}"].to_numpy()
+                assert row["median"] == pytest.approx(float(np.median(values)), abs=1e-15)
+                assert row["keeps_prior"] == (method != "randomized_response")
+                assert ("does not keep the public prior" in row["reason"]) == (
+                    method == "randomized_response"
+                )
+            for statistic in ("worst_case", "median"):
+                values = rows[statistic].to_numpy()
+                best = rows.filter(pl.col(f"best_{statistic}"))
+                assert best.height >= 1
+                assert np.allclose(best[statistic], values.min(), rtol=0, atol=1e-12)
+                for row in rows.iter_rows(named=True):
+                    others = rows.filter(pl.col("method") != row["method"])[statistic].min()
+                    assert row[f"{statistic}_margin"] == pytest.approx(
+                        others - row[statistic], abs=1e-15
+                    )
+                    words = "lowest worst case" if statistic == "worst_case" else "lowest median"
+                    assert (words in row["reason"]) == row[f"best_{statistic}"]
+    assert scoped.filter(pl.col("divergence") == "tv+kl")["worst_case"].null_count() == (
+        scoped.filter(pl.col("divergence") == "tv+kl").height
+    )
+    # the trade-off: worst case and median per attribute, ε and method, with its figure
     tradeoff = pl.read_csv(base / "tradeoff.csv")
+    assert tradeoff.columns[:2] == ["epsilon", "attribute"]
     worst = tradeoff.filter((pl.col("statistic") == "max") & (pl.col("divergence") == "tv"))
-    for eps, method, value in worst.select("epsilon", "method", "value").iter_rows():
-        want = max_tv.filter((pl.col("epsilon") == eps) & (pl.col("method") == method))[
-            "max_tv"
-        ].max()
+    assert worst.height == 2 * 2 * 3  # attributes x ε x methods scored with TV
+    for eps, attribute, method, value in worst.select(
+        "epsilon", "attribute", "method", "value"
+    ).iter_rows():
+        want = max_tv.filter(
+            (pl.col("epsilon") == eps)
+            & (pl.col("attribute") == attribute)
+            & (pl.col("method") == method)
+        )["max_tv"].max()
         assert value == pytest.approx(want, abs=1e-15)
     assert (base / "tradeoff.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not (base / "work/attribute~country/per_user.parquet").exists()  # temp part removed
@@ -238,6 +309,36 @@ def test_events_outputs_and_values(formats_run, suffix):
     for log in logs:
         threads = 2 if log.parent.parent.name == "events_metrics" else 1
         assert f"threads {threads}; polars thread pool {threads}\n" in log.read_text(), log
+
+
+def test_the_choosing_a_method_snippet_runs_as_printed(formats_run):
+    """docs/choosing-a-method.md's picks, on a run's summary.csv: one line per attribute, ε and
+    divergence, naming the method with the lowest worst case and the one with the lowest
+    median."""
+    text = (ROOT / "docs/choosing-a-method.md").read_text()
+    (code,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    name = format_entry_name("parquet")
+    code = code.replace("results/events/ml100k/", f"results/events/{name}/")
+    assert name in code
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=formats_run, capture_output=True, text=True, check=True
+    )
+    assert "by_worst_case" in done.stdout and "by_median" in done.stdout
+    (printed,) = re.findall(r"it prints\n\n```text\n(.*?)```", text, flags=re.S)
+    assert done.stdout == printed  # the page shows what the block prints
+    summary = pl.read_csv(formats_run / f"results/events/{name}/summary.csv")
+    best = summary.filter(pl.col("best_worst_case"))
+    lines = [line for line in done.stdout.splitlines() if re.search(r"(country|device)", line)]
+    assert len(lines) == 2 * 2 * 2  # attributes x ε x (tv, kl)
+    for line in lines:
+        cells = [cell.strip().strip('"') for cell in line.strip("| ").split("|")]
+        attribute, eps, divergence, method = cells[0], float(cells[1]), cells[2], cells[3]
+        want = best.filter(
+            (pl.col("attribute") == attribute)
+            & (pl.col("epsilon") == eps)
+            & (pl.col("divergence") == divergence)
+        )["method"]
+        assert method == want[0], line
 
 
 def test_events_no_attributes_uniform_prior_and_disabled_entry(workdir):
@@ -465,6 +566,13 @@ def test_events_report_and_default_config(workdir):
     # each attribute's figure of the figures/ folder is an entry of its own
     figures = sorted(n.rsplit("/", 1)[1] for n in names if n.endswith(".png"))
     assert figures == ["country.png", "device.png", "tradeoff.png"], names
+    with zipfile.ZipFile(workdir / "report.zip") as report:
+        pages = "".join(
+            report.read(n).decode("utf-8", "replace") for n in names if n.endswith((".html", ".js"))
+        )
+    # captions are plain text (the report showed `K_{q,ε}` raw), and the summary's says what
+    # it answers
+    assert "K_{q" not in pages and "which method at which" in pages  # ε is JSON-escaped
     jobs = planned_jobs(workdir, "-c1")
     assert not [rule for rule in jobs if rule.startswith("events")], jobs
 

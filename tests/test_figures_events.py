@@ -17,7 +17,7 @@ from ldpsample.events.avazu import avazu_max_tv
 from ldpsample.events.tables import max_table, tradeoff_table
 from ldpsample.figures.events import plot_attribute, plot_tradeoff
 from ldpsample.figures.real_data import plot_avazu_attribute
-from ldpsample.figures.style import close, display_name
+from ldpsample.figures.style import close, display_name, value_scale
 
 METHODS = ["minimax", "mollifier_tv", "mollifier_kl", "randomized_response"]
 
@@ -78,9 +78,9 @@ def assert_readable(figure: Figure, methods: list[str]) -> None:
 
 
 def test_the_events_bars_show_their_legend_inside_the_image(per_user):
-    max_tv = max_table(per_user, "tv")
-    figure = saved(plot_attribute(max_tv, name="t", attribute="a"))
-    assert_readable(figure, ["minimax", "mollifier_tv", "randomized_response"])
+    max_tv, max_kl = max_table(per_user, "tv"), max_table(per_user, "kl")
+    figure = saved(plot_attribute(max_tv, max_kl, name="t", attribute="a"))
+    assert_readable(figure, METHODS)
     close(figure)
 
 
@@ -99,15 +99,17 @@ def test_the_tradeoff_figure_has_tv_and_kl_worst_case_and_median_and_a_legend(pe
     assert_readable(figure, METHODS)
     titles = sorted(ax.get_title() for ax in figure.axes if ax.has_data())
     assert titles == [
-        "t: KL, median over users",
-        "t: KL, worst case over users",
-        "t: TV, median over users",
-        "t: TV, worst case over users",
+        "a: KL, median over users",
+        "a: KL, worst case over users",
+        "a: TV, median over users",
+        "a: TV, worst case over users",
     ]
     for ax in figure.axes:
         if ax.has_data():
             assert ax.get_xscale() == "log" and ax.get_ylabel()
-            assert ax.get_yscale() == ("log" if "KL" in ax.get_title() else "linear")
+            values = np.concatenate([line.get_ydata() for line in ax.get_lines()])
+            divergence = "kl" if "KL" in ax.get_title() else "tv"
+            assert ax.get_yscale() == value_scale(divergence, values)
             lines = [line for line in ax.get_lines() if len(line.get_xdata()) == 5]
             assert len(lines) >= 3  # one per method scored with this divergence
     close(figure)
@@ -124,7 +126,8 @@ def test_the_tradeoff_table_is_the_worst_case_and_median_of_the_per_user_values(
         ):
             values = rows[f"{divergence}_{method}"].to_numpy()
             got = tradeoff.filter(
-                (pl.col("epsilon") == eps)
+                (pl.col("attribute") == "a")
+                & (pl.col("epsilon") == eps)
                 & (pl.col("divergence") == divergence)
                 & (pl.col("method") == method)
             )

@@ -191,14 +191,20 @@ rule events_combine:
             caption="../report/events_summary.rst",
             category="Events",
             subcategory="{name}",
-            labels={"dataset": "{name}", "table": "win shares and mean improvements"},
+            labels={
+                "dataset": "{name}",
+                "table": "which method at which ε: wins, margins, reasons",
+            },
         ),
         tradeoff=report(
             f"{EVENTS_RESULTS}/{{name}}/tradeoff.csv",
             caption="../report/events_tradeoff_table.rst",
             category="Events",
             subcategory="{name}",
-            labels={"dataset": "{name}", "table": "worst case and median against ε"},
+            labels={
+                "dataset": "{name}",
+                "table": "worst case and median against ε, per attribute",
+            },
         ),
         audit=report(
             f"{EVENTS_RESULTS}/{{name}}/audit.csv",
@@ -272,12 +278,13 @@ rule events_publish_file:
         "&& mv {output.file}.tmp {output.file}"
 
 
-# Every attribute's figure of a dataset in one job (a figure job's imports, seaborn's mostly,
-# cost more than drawing a small figure); the attributes differ per dataset, so the output is
+# Every attribute's figure of a dataset in one job (a figure job's imports cost more than
+# drawing a small figure); the attributes differ per dataset, so the output is
 # the figures/ folder, one report entry per <attribute>.png in it.
 rule events_figure:
     input:
         max_tv=f"{EVENTS_RESULTS}/{{name}}/max_tv.csv",
+        max_kl=f"{EVENTS_RESULTS}/{{name}}/max_kl.csv",
         tradeoff=f"{EVENTS_RESULTS}/{{name}}/tradeoff.csv",
         code=get_library_sources(
             "figures/events.py", "figures/style.py", "events/schemas.py"
@@ -291,7 +298,7 @@ rule events_figure:
             subcategory="{name}",
             labels={
                 "dataset": "{name}",
-                "figure": "max TV per subcategory",
+                "figure": "max TV and KL per subcategory",
                 "attribute": "{attribute}",
             },
         ),
@@ -300,7 +307,10 @@ rule events_figure:
             caption="../report/events_tradeoff.rst",
             category="Events",
             subcategory="{name}",
-            labels={"dataset": "{name}", "figure": "trade-off: TV and KL against ε"},
+            labels={
+                "dataset": "{name}",
+                "figure": "trade-off: TV and KL against ε, per attribute",
+            },
         ),
     log:
         "logs/events_figure/{name}.log",

@@ -333,13 +333,14 @@ def _evaluate(
     audit_table = pl.concat(audit).sort("attribute", "subcategory", "epsilon", "kernel")
     tables.check_audit(audit_table)
     max_tv, max_kl = tables.max_table(per_user_table, "tv"), tables.max_table(per_user_table, "kl")
+    tradeoff = tables.tradeoff_table(per_user_table)
     return EventsEvaluation(
         histograms=pl.concat(histograms).sort("attribute", "subcategory", "user", "item"),
         subcategories=pl.concat(subcategories).sort("attribute", "status", "subcategory"),
         per_user=per_user_table,
         max_tv=max_tv,
         max_kl=max_kl,
-        summary=tables.summary(max_tv, max_kl),
-        tradeoff=tables.tradeoff_table(per_user_table),
+        summary=tables.events_summary(max_tv, max_kl, tradeoff),
+        tradeoff=tradeoff,
         audit=audit_table,
     )

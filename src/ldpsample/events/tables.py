@@ -27,11 +27,14 @@ from ldpsample.events.tradeoff import _exact_medians as _exact_medians
 from ldpsample.pipeline.io import atomic_path
 
 __all__ = [
+    "EVENTS_SUMMARY_SCHEMA",
+    "KEEPS_PRIOR",
     "SUMMARY_SCHEMA",
     "TRADEOFF_SCHEMA",
     "WIN_SUMMARY_SCHEMA",
     "check_audit",
     "concat_attribute_parts",
+    "events_summary",
     "max_over_users",
     "max_table",
     "summary",
@@ -50,6 +53,69 @@ WIN_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
 }
 
 SUMMARY_SCHEMA: dict[str, pl.DataType] = {"divergence": pl.String(), **WIN_SUMMARY_SCHEMA}
+
+#: Columns of :func:`events_summary` (``summary.csv`` of an events table): the scope (``attribute``
+#: and ``epsilon``, both null on the rows pooled over every attribute and ε), the win summary of
+#: :data:`SUMMARY_SCHEMA` over the scope's subcategories, then the recommendation: the method's
+#: ``worst_case`` and ``median`` over the scope's (user, subcategory) rows, whether it is the best
+#: by each (``best_worst_case``, ``best_median``; tied methods are all best), the margin to the
+#: best other method (``worst_case_margin``, ``median_margin``: positive for the best, by how
+#: much it wins; negative for the others, by how much they lose), ``keeps_prior`` (qK = q) and
+#: the ``reason`` in plain words. The recommendation columns are null on the pooled rows and on
+#: the ``tv+kl`` rows (a TV and a KL value are not compared).
+EVENTS_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
+    "attribute": pl.String(),
+    "epsilon": pl.Float64(),
+    **SUMMARY_SCHEMA,
+    "worst_case": pl.Float64(),
+    "median": pl.Float64(),
+    "best_worst_case": pl.Boolean(),
+    "worst_case_margin": pl.Float64(),
+    "best_median": pl.Boolean(),
+    "median_margin": pl.Float64(),
+    "keeps_prior": pl.Boolean(),
+    "reason": pl.String(),
+}
+
+#: Whether a method's sampling distribution keeps the public prior, qK = q (a user whose data is
+#: the prior gets the prior back). The minimax sampler does by construction (Zamanlooy, Diaz &
+#: Asoodeh, AISTATS 2025, 000_904d48b38ce41b65.txt, Section 3: "we focus on mechanisms that
+#: enforce qK = q, ensuring that public data is invariant under the mechanism"); so does the
+#: relative mollifier (Section 1.1: "the reference distribution q can be interpreted as a public
+#: prior, as the algorithm preserves its invariance"); randomized response does only when q is
+#: uniform, where it is the minimax sampler (Corollary 2). Its worst case over every p is the
+#: minimax sampler's for the uniform prior, never above that for another prior: Theorem 1's value
+#: "depends on the public prior only through its smallest element" and grows as it shrinks.
+KEEPS_PRIOR: dict[str, bool] = {
+    "minimax": True,
+    "mollifier_tv": True,
+    "mollifier_kl": True,
+    "randomized_response": False,
+}
+
+#: The plain-words clause of :data:`KEEPS_PRIOR` in ``summary.csv``'s ``reason``.
+_PRIOR_CLAUSES: dict[str, str] = {
+    "minimax": (
+        "keeps the public prior (qK = q) and is minimax-optimal among the ε-LDP kernels that "
+        "keep it; that worst case grows as the prior's smallest entry shrinks"
+    ),
+    "mollifier_tv": (
+        "keeps the public prior (qK = q) but is not minimax-optimal: it can beat the minimax "
+        "sampler for typical users and lose to it for the worst-off"
+    ),
+    "mollifier_kl": (
+        "keeps the public prior (qK = q) but is not minimax-optimal: it can beat the minimax "
+        "sampler for typical users and lose to it for the worst-off"
+    ),
+    "randomized_response": (
+        "does not keep the public prior (qK ≠ q unless q is uniform): its worst case over every "
+        "possible p is never above the minimax sampler's, but a user whose data is close to q "
+        "is not kept close to it"
+    ),
+}
+
+#: Differences within this of the lowest value are ties (as :func:`win_summary`'s default).
+_TIE = 1e-12
 
 
 def max_over_users(
@@ -235,6 +301,123 @@ def _pooled(max_tv: pl.DataFrame, max_kl: pl.DataFrame) -> pl.DataFrame | None:
         case_columns=["divergence", "epsilon", "attribute", "subcategory"],
     )
     return result.select(pl.lit("tv+kl").alias("divergence"), pl.all())
+
+
+def _ranked(values: pl.DataFrame, statistic: str) -> pl.DataFrame:
+    """``values`` (one scope and divergence: ``method``, ``value``) with ``best_<statistic>``
+    and ``<statistic>_margin`` (the best other method's value minus this one's)."""
+    vector = values["value"].to_numpy().astype(float)
+    if vector.size < 2:
+        margin = np.full(vector.size, np.nan)
+    else:
+        others = np.array([np.delete(vector, j).min() for j in range(vector.size)])
+        margin = others - vector
+    best = vector - vector.min() <= _TIE if vector.size else np.zeros(0, dtype=bool)
+    return values.select("method").with_columns(
+        pl.Series(f"best_{statistic}", best, dtype=pl.Boolean),
+        pl.Series(f"{statistic}_margin", margin, dtype=pl.Float64).fill_nan(None),
+    )
+
+
+def _reason(row: dict[str, Any]) -> str:
+    """The plain-words ``reason`` of one recommendation row of :func:`events_summary`."""
+    verdicts = []
+    for statistic, words in (("worst_case", "worst case"), ("median", "median")):
+        margin = row[f"{statistic}_margin"]
+        if margin is None:
+            continue
+        if row[f"best_{statistic}"]:
+            verdicts.append(
+                f"tied lowest {words}" if margin <= _TIE else f"lowest {words} (by {margin:.3g})"
+            )
+        else:
+            verdicts.append(f"{words} {-margin:.3g} above the lowest")
+    clause = _PRIOR_CLAUSES.get(row["method"], "")
+    return "; ".join([*verdicts, clause] if clause else verdicts)
+
+
+def events_summary(
+    max_tv: pl.DataFrame, max_kl: pl.DataFrame, tradeoff: pl.DataFrame
+) -> pl.DataFrame:
+    """``summary.csv`` of an events table (:data:`EVENTS_SUMMARY_SCHEMA`): which method at
+    which ε.
+
+    The rows pooled over every attribute and ε (``attribute`` and ``epsilon`` null) are
+    :func:`summary`'s, unchanged. Then, per attribute and ε, :func:`summary` over that
+    attribute's subcategories at that ε, each method's ``worst_case`` and ``median`` of the
+    divergence over the attribute's (user, subcategory) rows (``tradeoff``, from
+    :func:`tradeoff_table`), which method is best by each with its margin, whether it keeps the
+    public prior (:data:`KEEPS_PRIOR`) and why, in words. The worst case and the median often
+    disagree (randomized response can have the lowest worst case and a mollifier the lowest
+    median; docs/choosing-a-method.md): the two flags say so rather than choose. Without a
+    kept subcategory the table is empty (its columns only).
+    Sorted by attribute (pooled rows first), ε, divergence (tv, kl, tv+kl) and method.
+    """
+    pooled = summary(max_tv, max_kl).select(
+        pl.lit(None, pl.String).alias("attribute"),
+        pl.lit(None, pl.Float64).alias("epsilon"),
+        pl.all(),
+    )
+    frames = [pooled]
+    scopes = sorted(set(max_tv.select("attribute", "epsilon").unique().rows()))
+    for attribute, epsilon in scopes:
+        in_scope = (pl.col("attribute") == attribute) & (pl.col("epsilon") == epsilon)
+        wins = summary(max_tv.filter(in_scope), max_kl.filter(in_scope))
+        ranked = []
+        for divergence in ("tv", "kl"):
+            scores = tradeoff.filter(in_scope & (pl.col("divergence") == divergence))
+            wide = scores.pivot(on="statistic", index="method", values="value").sort("method")
+            if wide.height == 0:
+                continue
+            worst = _ranked(wide.select("method", pl.col("max").alias("value")), "worst_case")
+            middle = _ranked(wide.select("method", pl.col("median").alias("value")), "median")
+            ranked.append(
+                wide.select(
+                    pl.lit(divergence).alias("divergence"),
+                    "method",
+                    pl.col("max").alias("worst_case"),
+                    "median",
+                )
+                .join(worst, on="method")
+                .join(middle, on="method")
+            )
+        scope = wins.with_columns(
+            pl.lit(attribute).alias("attribute"), pl.lit(epsilon, pl.Float64).alias("epsilon")
+        )
+        if ranked:
+            scope = scope.join(pl.concat(ranked), on=["divergence", "method"], how="left")
+        frames.append(scope)
+    result = pl.concat(
+        [
+            f.with_columns(
+                *[
+                    pl.lit(None, d).alias(c)
+                    for c, d in EVENTS_SUMMARY_SCHEMA.items()
+                    if c not in f.columns
+                ]
+            )
+            .select(list(EVENTS_SUMMARY_SCHEMA))
+            .cast(EVENTS_SUMMARY_SCHEMA)
+            for f in frames
+        ]
+    )
+    scored = pl.col("worst_case").is_not_null()
+    result = result.with_columns(
+        pl.when(scored)
+        .then(pl.col("method").replace_strict(KEEPS_PRIOR, default=None, return_dtype=pl.Boolean))
+        .alias("keeps_prior"),
+    )
+    reasons = [
+        _reason(row) if row["worst_case"] is not None else None
+        for row in result.iter_rows(named=True)
+    ]
+    order = {"tv": 0, "kl": 1, "tv+kl": 2}
+    return (
+        result.with_columns(pl.Series("reason", reasons, dtype=pl.String))
+        .with_columns(pl.col("divergence").replace_strict(order, return_dtype=pl.Int64).alias("_d"))
+        .sort(["attribute", "epsilon", "_d", "method"], nulls_last=False, maintain_order=True)
+        .drop("_d")
+    )
 
 
 def check_audit(audit: pl.DataFrame) -> None:

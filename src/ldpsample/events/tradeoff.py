@@ -1,7 +1,8 @@
 """The utility/privacy trade-off table of an events experiment (:func:`tradeoff_table`): per
-ε, divergence and method, the worst case and the median over every (user, subcategory) row of the
-per-user table, from one frame or, for the map/reduce metrics jobs, from the parquet files of its
-parts in two streaming passes whose medians are exact (:func:`_exact_medians`).
+ε, attribute, divergence and method, the worst case and the median over every (user,
+subcategory) row of the attribute in the per-user table, from one frame or, for the map/reduce
+metrics jobs, from the parquet files of its parts in two streaming passes whose medians are
+exact (:func:`_exact_medians`).
 
 Uses: numpy, polars; no other ldpsample module, no Snakemake.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -17,10 +19,11 @@ import polars as pl
 __all__ = ["TRADEOFF_SCHEMA", "tradeoff_table"]
 
 
-#: The utility/privacy trade-off of a table: per ε, method and divergence, the worst case and
-#: the median over every (user, subcategory) row.
+#: The utility/privacy trade-off of a table: per ε, attribute, method and divergence, the worst
+#: case and the median over every (user, subcategory) row of the attribute.
 TRADEOFF_SCHEMA: dict[str, pl.DataType] = {
     "epsilon": pl.Float64(),
+    "attribute": pl.String(),
     "divergence": pl.String(),
     "method": pl.String(),
     "statistic": pl.String(),
@@ -38,10 +41,12 @@ def _divergence_columns(per_user: pl.DataFrame | pl.LazyFrame) -> list[str]:
 
 
 def tradeoff_table(per_user: pl.DataFrame | Sequence[str | os.PathLike[str]]) -> pl.DataFrame:
-    """:data:`TRADEOFF_SCHEMA`: per ε, divergence and method, the worst case (``max``) and the
-    ``median`` of the divergence over every (user, subcategory) row of ``per_user`` (the
-    ``<divergence>_<method>`` columns of :func:`ldpsample.events.evaluate_attribute`), and how
-    many rows that is. Sorted by divergence, method, statistic, ε.
+    """:data:`TRADEOFF_SCHEMA`: per ε, attribute, divergence and method, the worst case (``max``)
+    and the ``median`` of the divergence over every (user, subcategory) row of the attribute in
+    ``per_user`` (the ``<divergence>_<method>`` columns of
+    :func:`ldpsample.events.evaluate_attribute`), and how many rows that is. Attributes are
+    never pooled: each is its own question (which method for this attribute at this ε). Sorted
+    by attribute, divergence, method, statistic, ε.
 
     ``per_user`` may be the parquet files of its parts (the map/reduce metrics jobs): then the
     medians are selected exactly in two passes over the parts (:func:`_exact_medians`), so that
@@ -51,13 +56,13 @@ def tradeoff_table(per_user: pl.DataFrame | Sequence[str | os.PathLike[str]]) ->
     columns = _divergence_columns(per_user)
     if per_user.height == 0 or not columns:
         return pl.DataFrame(schema=TRADEOFF_SCHEMA)
-    long = per_user.select("epsilon", *columns).unpivot(
-        index="epsilon", variable_name="column", value_name="value"
+    long = per_user.select("epsilon", "attribute", *columns).unpivot(
+        index=["epsilon", "attribute"], variable_name="column", value_name="value"
     )
     long = long.with_columns(
         pl.col("column").str.splitn("_", 2).struct.rename_fields(["divergence", "method"])
     ).unnest("column")
-    stats = long.group_by("epsilon", "divergence", "method").agg(
+    stats = long.group_by("epsilon", "attribute", "divergence", "method").agg(
         pl.col("value").max().alias("max"),
         pl.col("value").median().alias("median"),
         pl.len().cast(pl.Int64).alias("rows"),
@@ -69,13 +74,13 @@ def _tradeoff_rows(stats: pl.DataFrame) -> pl.DataFrame:
     return (
         stats.unpivot(
             on=["max", "median"],
-            index=["epsilon", "divergence", "method", "rows"],
+            index=["epsilon", "attribute", "divergence", "method", "rows"],
             variable_name="statistic",
             value_name="value",
         )
         .select(list(TRADEOFF_SCHEMA))
         .cast(TRADEOFF_SCHEMA)
-        .sort("divergence", "method", "statistic", "epsilon")
+        .sort("attribute", "divergence", "method", "statistic", "epsilon")
     )
 
 
@@ -89,7 +94,7 @@ def _tradeoff_of_parts(parts: list[str | os.PathLike[str]]) -> pl.DataFrame:
     if not columns:
         return pl.DataFrame(schema=TRADEOFF_SCHEMA)
     wide = (
-        lf.group_by("epsilon")
+        lf.group_by("epsilon", "attribute")
         .agg(
             *[pl.col(c).max().alias(f"max:{c}") for c in columns],
             pl.len().cast(pl.Int64).alias("rows"),
@@ -98,7 +103,11 @@ def _tradeoff_of_parts(parts: list[str | os.PathLike[str]]) -> pl.DataFrame:
     )
     if wide.height == 0 or wide["rows"].sum() == 0:
         return pl.DataFrame(schema=TRADEOFF_SCHEMA)
-    medians = _exact_medians(parts, columns, wide.select("epsilon", "rows").rows())
+    counts = [
+        ((eps, attribute), rows)
+        for eps, attribute, rows in wide.select("epsilon", "attribute", "rows").rows()
+    ]
+    medians = _exact_medians(parts, columns, counts, by=("epsilon", "attribute"))
     records = []
     for row in wide.iter_rows(named=True):
         for column in columns:
@@ -106,10 +115,11 @@ def _tradeoff_of_parts(parts: list[str | os.PathLike[str]]) -> pl.DataFrame:
             records.append(
                 (
                     row["epsilon"],
+                    row["attribute"],
                     divergence,
                     method,
                     row[f"max:{column}"],
-                    medians[(row["epsilon"], column)],
+                    medians[((row["epsilon"], row["attribute"]), column)],
                     row["rows"],
                 )
             )
@@ -117,6 +127,7 @@ def _tradeoff_of_parts(parts: list[str | os.PathLike[str]]) -> pl.DataFrame:
         records,
         schema={
             "epsilon": pl.Float64(),
+            "attribute": pl.String(),
             "divergence": pl.String(),
             "method": pl.String(),
             "max": pl.Float64(),
@@ -142,21 +153,26 @@ def _order_keys(values: np.ndarray) -> np.ndarray:
 def _exact_medians(
     parts: list[str | os.PathLike[str]],
     columns: list[str],
-    counts: list[tuple[float, int]],
-) -> dict[tuple[float, str], float]:
-    """The median of every column per ε over the rows of ``parts``, exactly as polars'
-    ``median`` of the whole column: the middle value, or polars' median of the two middle
-    values. Pass 1 counts the values per bin of their order key's high bits; pass 2 keeps the
-    values of the bins holding the middle ranks and selects them. Memory: one part's columns
-    and those bins."""
+    counts: list[tuple[Any, int]],
+    *,
+    by: Sequence[str] = ("epsilon",),
+) -> dict[tuple[Any, str], float]:
+    """The median of every column per group of the ``by`` columns (ε alone by default) over the
+    rows of ``parts``, exactly as polars' ``median`` of the whole column: the middle value, or
+    polars' median of the two middle values. ``counts`` pairs each group's key (the value of
+    the one ``by`` column, or the tuple of several) with its number of rows. Pass 1 counts the
+    values per bin of their order key's high bits; pass 2 keeps the values of the bins holding
+    the middle ranks and selects them. Memory: one part's columns and those bins."""
+    by = list(by)
     edges = 1 << (64 - _BIN_SHIFT)
     histograms = {(eps, c): np.zeros(edges, dtype=np.int64) for eps, _ in counts for c in columns}
 
     def read(part: str | os.PathLike[str]) -> pl.DataFrame:
-        return pl.read_parquet(str(part), columns=["epsilon", *columns])
+        return pl.read_parquet(str(part), columns=[*by, *columns])
 
     def groups(frame: pl.DataFrame):
-        for (eps,), rows in frame.partition_by("epsilon", as_dict=True).items():
+        for key, rows in frame.partition_by(by, as_dict=True).items():
+            eps = key[0] if len(by) == 1 else key
             for column in columns:
                 yield eps, column, rows[column].to_numpy()
 

@@ -13,7 +13,7 @@ import polars as pl
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from ldpsample.figures.real_data import HUE_ORDER, long_table
+from ldpsample.figures.real_data import HUE_ORDER, PALETTE, long_table
 from ldpsample.figures.style import epsilon_panel, label_axes
 
 __all__ = ["plot_movielens_epsilon", "plot_movielens_overview"]
@@ -28,6 +28,8 @@ def _age_group_bars(frame: pl.DataFrame, **facets: Any) -> sns.FacetGrid:
         y="value",
         hue="method",
         hue_order=HUE_ORDER,
+        palette=PALETTE,
+        saturation=1,  # the palette's colours as they are (seaborn's bars desaturate by default)
         order=sorted(set(frame["group"].to_list())),
         kind="bar",
         errorbar=None,

@@ -18,9 +18,16 @@ import logging
 import polars as pl
 from matplotlib.figure import Figure
 
-from ldpsample.figures.style import LABELS, epsilon_panel, message_figure, subcategory_bars
+from ldpsample.figures.style import (
+    LABELS,
+    ValueBlock,
+    epsilon_panel,
+    message_figure,
+    method_palette,
+    subcategory_bars,
+)
 
-__all__ = ["HUE_ORDER", "long_table", "plot_avazu_attribute"]
+__all__ = ["HUE_ORDER", "PALETTE", "long_table", "plot_avazu_attribute"]
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +68,8 @@ def long_table(max_tv: pl.DataFrame, max_kl: pl.DataFrame | None) -> pl.DataFram
 
 #: The bars' order: the minimax sampler, then the relative mollifier.
 HUE_ORDER = [_METHOD_LABELS["minimax"], _METHOD_LABELS["mollifier"]]
+#: The bars' colours (display name -> colour), those of every figure.
+PALETTE = method_palette(["minimax", "mollifier"])
 
 
 def plot_avazu_attribute(max_tv: pl.DataFrame, *, attribute: str) -> Figure:
@@ -83,11 +92,11 @@ def plot_avazu_attribute(max_tv: pl.DataFrame, *, attribute: str) -> Figure:
     return subcategory_bars(
         frame,
         y="value",
-        hue_order=HUE_ORDER,
+        methods=["minimax", "mollifier"],
         order=[str(s) for s in subcategories],
         epsilons=epsilons,
+        blocks=[ValueBlock("TV", "tv", r"max over devices of $TV(p, \hat{p})$")],
         title=f"{attribute}, {{panel}}",
         xlabel=f"{attribute} subcategory",
-        ylabel=r"max over devices of $TV(p, \hat{p})$",
         tick_labels=show_labels,
     )

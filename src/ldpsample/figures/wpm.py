@@ -35,6 +35,7 @@ from ldpsample.figures.style import (
     epsilon_text,
     label_axes,
     method_order,
+    method_palette,
 )
 
 __all__ = [
@@ -49,6 +50,10 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 # Ring
 # --------------------------------------------------------------------------------------------
+
+#: The ring example's shaded band (the polytope both outputs live in): a colour no method has.
+_BAND_COLOR = "#bcbd22"
+_BAND_LABEL = r"$\mu \leq Q \leq \min(e^\varepsilon \mu, 1)$"
 
 
 def plot_ring_example(example: pl.DataFrame) -> Figure:
@@ -82,7 +87,7 @@ def plot_ring_example(example: pl.DataFrame) -> Figure:
         y="probability",
         hue="distribution",
         hue_order=[display_name(name) for name in ("input", "wpm", "kpm")],
-        palette=["0.55", "C0", "C3"],
+        palette=method_palette(("input", "wpm", "kpm")),
         col="epsilon",
         col_order=col_order,
         col_wrap=min(2, len(col_order)),
@@ -91,24 +96,32 @@ def plot_ring_example(example: pl.DataFrame) -> Figure:
         height=3.4,
         aspect=1.35,
     )
+    band = None
     for eps, ax in zip(epsilons, grid.axes.flat, strict=False):
         rows = example.filter(pl.col("epsilon") == eps).sort("point")
         position = rows["point"].to_numpy() / n
-        ax.fill_between(
+        band = ax.fill_between(
             position,
             rows["lower"].to_numpy(),
             rows["upper"].to_numpy(),
             step="mid",
-            color="C2",
-            alpha=0.2,
+            color=_BAND_COLOR,
+            alpha=0.25,
             lw=0,
-            label=r"$[\mu, e^\varepsilon \mu]$",
+            label=_BAND_LABEL,
         )
         ax.set_title(
             f"ε = {epsilon_text(eps)}\nW(P, WPM) = {rows['w_wpm'][0]:.4f}, "
             f"W(P, KPM) = {rows['w_kpm'][0]:.4f}",
             fontsize=10,
         )
+    if band is not None and grid.legend is not None:
+        # seaborn's legend names the lines only: draw it again with the band
+        lines = grid.legend
+        texts = [text.get_text() for text in lines.get_texts()]
+        entries = dict(zip(texts, lines.legend_handles, strict=True))
+        lines.remove()
+        grid.add_legend(legend_data={**entries, _BAND_LABEL: band}, title="")
     label_axes(grid, "position on the ring", "probability")
     return grid.figure
 
@@ -191,8 +204,7 @@ def plot_movielens_hit_rates(test: pl.DataFrame) -> Figure:
     """
     private = test.filter(pl.col("epsilon").is_finite()).sort("method", "epsilon")
     methods = method_order(private["method"], ("wpm", "kpm_genre", "exponential"))
-    colours = sns.color_palette(n_colors=len(methods))
-    palette = {display_name(m): colour for m, colour in zip(methods, colours, strict=True)}
+    palette = method_palette(methods)
     frame = private.with_columns(
         pl.col("method").map_elements(display_name, return_dtype=pl.String).alias("mechanism")
     )
@@ -266,6 +278,7 @@ def plot_gowalla_w1(w1: pl.DataFrame) -> Figure:
         y="w1",
         hue="mechanism",
         hue_order=[display_name(m) for m in methods],
+        palette=method_palette(methods),
         style="quantity",
         style_order=["expected release distribution", "one release per user (mean ± se)"],
         dashes=["", (2, 2)],
