@@ -43,7 +43,7 @@ from scipy.optimize import linprog
 from ldpsample._types import FloatArray
 from ldpsample._validation import check_distribution, check_epsilon
 
-__all__ = ["KernelLP", "minimax_kernel_lp"]
+__all__ = ["KernelLP", "max_diagonal_lp", "minimax_kernel_lp"]
 
 #: Largest violation of an LP constraint accepted after a solve.
 LP_TOLERANCE = 1e-9
@@ -215,3 +215,51 @@ def _violation(kernel: FloatArray, q: FloatArray, epsilon: float) -> float:
             ldp.max(),
         )
     )
+
+
+def max_diagonal_lp(q: ArrayLike, *, epsilon: float, item: int) -> float:
+    """``max K_ii`` for ``i = item`` over all ε-LDP kernels with ``qK = q`` (HiGHS, full ``n x n``
+    program with the column bounds ``m_j <= K_ij <= e^ε m_j`` of the module docstring).
+
+    Lemma 3 of the AISTATS paper bounds it by ``e^ε q_i / (e^ε q_i + 1 - q_i)``; this optimum
+    owes nothing to that formula.
+
+    Raises
+    ------
+    RuntimeError
+        If HiGHS reports anything but an optimum.
+    """
+    eps = check_epsilon(epsilon)
+    qa = check_distribution(q, name="q")
+    qa = qa / qa.sum()
+    n = qa.size
+    if not (0 <= item < n):
+        raise ValueError(f"item must be in [0, {n}), got {item!r}")
+    bound = math.exp(eps)
+    n_var = n * n + n  # K row-major, then m
+
+    def k(i: int, j: int) -> int:
+        return i * n + j
+
+    ub_rows: list[dict[int, float]] = []
+    for i in range(n):
+        for j in range(n):
+            ub_rows.append({n * n + j: 1.0, k(i, j): -1.0})  # m_j <= K_ij
+            ub_rows.append({k(i, j): 1.0, n * n + j: -bound})  # K_ij <= e^ε m_j
+    eq_rows = [{k(i, j): 1.0 for j in range(n)} for i in range(n)]
+    eq_rows += [{k(i, j): float(qa[i]) for i in range(n)} for j in range(n)]
+    eq_rhs = np.concatenate([np.ones(n), qa])
+    objective = np.zeros(n_var)
+    objective[k(item, item)] = -1.0
+    res = linprog(
+        objective,
+        A_ub=_sparse(ub_rows, n_var),
+        b_ub=np.zeros(len(ub_rows)),
+        A_eq=_sparse(eq_rows, n_var),
+        b_eq=eq_rhs,
+        bounds=[(0.0, None)] * n_var,
+        method="highs",
+    )
+    if res.status != 0:
+        raise RuntimeError(f"HiGHS did not solve the diagonal LP for q={qa!r}: {res.message}")
+    return float(-res.fun)
