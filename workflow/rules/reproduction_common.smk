@@ -68,6 +68,11 @@ def get_reproduction_context():
         ),
         "movielens_variant": get_reproduction_movielens_variant(),
         "ring_n": config["wpm"]["ring"]["n"],
+        "ring_r": config["wpm"]["ring"]["r"],
+        "ring_eta": sorted(config["wpm"]["ring"]["convergence"]["etas"])[
+            (len(config["wpm"]["ring"]["convergence"]["etas"]) - 1) // 2
+        ],
+        "ring_max_iter": config["wpm"]["ring"]["convergence"]["max_iter"],
         "seed": config["seed"],
         "theory_n": config["theory"]["n"],
         "wpm_base_measure": config["wpm"]["movielens"]["base_measure"],
