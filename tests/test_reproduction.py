@@ -18,10 +18,10 @@ from _workflow import ROOT, SHARED_DATA, copy_workflow, planned_jobs
 from ldpsample.reproduction import (
     CLAIMS_FILE,
     COLUMNS,
+    SOURCE_PATTERN,
     VERDICTS,
     ClaimsError,
     Outcome,
-    SOURCE_PATTERN,
     count_verdicts,
     fraction_from_log,
     load_claims,

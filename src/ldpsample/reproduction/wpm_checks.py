@@ -448,10 +448,10 @@ def vanilla_bregman(results: Path, ctx: Mapping[str, object]) -> Outcome:
 
     For the ring run's input at every ε (``wpm_ring/example.parquet``), both variants of
     :func:`ldpsample.wasserstein.wasserstein_projection` (``"vanilla"``, ``"dykstra"``) run for
-    the convergence stage's iterations at the lower median of its η (``ring_eta``); each output ``Q`` is
-    scored by :func:`entropic_transport_cost`, the objective the projection minimises over
-    ``M_ε(μ)``. The claim holds when the vanilla output is as good as Dykstra's (within 1e-8)
-    — its L1 distance to Dykstra's output is shown beside.
+    the convergence stage's iterations at the lower median of its η (``ring_eta``); each
+    output ``Q`` is scored by :func:`entropic_transport_cost`, the objective the projection
+    minimises over ``M_ε(μ)``. The claim holds when the vanilla output is as good as Dykstra's
+    (within 1e-8); the L1 distance between the two outputs is shown beside.
     """
     eta = float(ctx.get("ring_eta") or 0.0)
     max_iter = int(ctx.get("ring_max_iter") or 0)
