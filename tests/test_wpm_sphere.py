@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import struct
 
 import numpy as np
 import polars as pl
@@ -234,3 +235,5 @@ def test_sphere_stage_through_snakemake(tmp_path):
         assert errors[1] < errors[0]
     png = (workdir / "results/wpm_sphere/sphere.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", png[16:24])
+    assert width / height < 3.5  # readable at report width, as every figure

@@ -362,7 +362,7 @@ def plot_sphere(scales: pl.DataFrame, convergence: pl.DataFrame) -> Figure:
     discrete WPM's worst-case cost (exact LP on a grid) and the closed form ``R*^r`` against the
     grid size, per sphere and ε (:data:`ldpsample.experiments.wpm_sphere.CONVERGENCE_SCHEMA`).
     """
-    figure, (left, middle, right) = plt.subplots(1, 3, figsize=(13.5, 3.8))
+    figure, (left, middle, right) = plt.subplots(1, 3, figsize=(12.5, 4.2))
     dims = sorted(scales["d"].unique().to_list())
     shown = min((d for d in dims if d >= 3), default=dims[0])
     at_shown = scales.filter(pl.col("d") == shown).sort("epsilon")
