@@ -279,3 +279,26 @@ def test_vanilla_bregman_row_finds_the_vanilla_output_suboptimal(ring_run: Path,
 
     monkeypatch.setattr(wpm_checks, "wasserstein_projection", dykstra_only)
     assert wpm_checks.vanilla_bregman(ring_run, ctx).ok
+
+
+def test_large_eta_converges_faster_on_the_librarys_iterates(tmp_path: Path):
+    """The library's Sinkhorn iterates reach 1e-10 sooner and end farther from the LP value at
+    larger η; with the η labels swapped the check fails on both counts."""
+    frame = ring_convergence(
+        n=30,
+        epsilon=1.0,
+        etas=[0.05, 0.02, 0.01],
+        inputs=2,
+        alpha=0.3,
+        max_iter=1500,
+        rng=np.random.default_rng(3),
+    )
+    _write_convergence(tmp_path, frame)
+    outcome = wpm_checks.sinkhorn_speed(tmp_path, {})
+    assert outcome.ok, outcome
+    swapped = frame.with_columns(eta=pl.col("eta").replace({0.05: 0.01, 0.01: 0.05}))
+    _write_convergence(tmp_path, swapped)
+    failed = wpm_checks.sinkhorn_speed(tmp_path, {})
+    assert not failed.ok
+    assert "a larger η needs more iterations" in failed.reason
+    assert "a larger η ends closer to the LP value" in failed.reason
