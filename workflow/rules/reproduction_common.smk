@@ -93,8 +93,13 @@ def get_reproduction_library_sources():
         for path in (LIBRARY / "reproduction").iterdir()
         if path.suffix in (".py", ".toml")
     )
+    wasserstein = sorted(
+        path.relative_to(LIBRARY).as_posix()
+        for path in (LIBRARY / "wasserstein").glob("*.py")
+    )
     return get_library_sources(
         *package,
+        *wasserstein,
         "audit.py",
         "divergences.py",
         "minimax.py",
@@ -102,6 +107,7 @@ def get_reproduction_library_sources():
         "experiments/synthetic.py",
         "experiments/theory.py",
         "experiments/wpm_movielens.py",
+        "experiments/wpm_ring.py",
         "datasets/movielens.py",
     )
 
