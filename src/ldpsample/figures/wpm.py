@@ -30,6 +30,7 @@ import polars as pl
 import seaborn as sns
 from matplotlib.colors import PowerNorm
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
 
 from ldpsample.figures.style import (
     display_name,
@@ -407,6 +408,7 @@ def plot_sphere(scales: pl.DataFrame, convergence: pl.DataFrame) -> Figure:
         )
     right.set_xscale("log")
     right.set_yscale("log")
+    right.xaxis.set_minor_formatter(NullFormatter())
     right.set_xlabel("grid size $n$")
     right.set_ylabel(r"|LP worst case $-$ $R^{*r}$|")
     right.set_title("discrete WPM (exact LP) vs closed form")
