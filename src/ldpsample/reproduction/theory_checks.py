@@ -516,13 +516,18 @@ def _distinct_items(q: np.ndarray) -> list[int]:
     return sorted(int(i) for i in first)
 
 
+#: The Lemma 3 linear programs run at this many ε per prior (evenly spread over the prior's
+#: sorted ε list, its ends included); the kernels are checked at every ε.
+LEMMA3_LP_EPSILONS = 12
+
+
 def lemma3_diagonal(
     results: Path, ctx: Mapping[str, object], *, kernel: KernelFn = minimax_kernel
 ) -> Outcome:
     """Lemma 3: every ε-LDP kernel with ``qK = q`` has ``K_ii <= e^ε q_i / (e^ε q_i + 1 - q_i)``.
 
-    For every prior of the run at its ε (up to :data:`LP_MAX_EPSILON`) and one item per
-    distinct mass, the largest ``K_ii`` over all such kernels (a linear program,
+    For every prior of the run at up to :data:`LEMMA3_LP_EPSILONS` of its ε (up to
+    :data:`LP_MAX_EPSILON`) and one item per distinct mass, the largest ``K_ii`` over all such kernels (a linear program,
     :func:`~ldpsample.reproduction.kernel_lp.max_diagonal_lp`) must not exceed the bound and
     must reach it at ``q_min`` (eq. 23, the bound Theorem 1 rests on, is tight); the run's
     kernel (``kernel``) stays under the bound at every item.
@@ -530,11 +535,13 @@ def lemma3_diagonal(
     lp_excess, tight_gap, kernel_excess, solved = -math.inf, 0.0, -math.inf, 0
     for _, q, eps_list in run_priors(results, ctx):
         q = q / q.sum()
+        picks = np.linspace(0, len(eps_list) - 1, min(len(eps_list), LEMMA3_LP_EPSILONS))
+        lp_grid = {eps_list[int(k)] for k in np.round(picks)}
         for eps in eps_list:
             bound = _lemma3_bound(q, eps)
             K = kernel(q, epsilon=eps)
             kernel_excess = max(kernel_excess, float((np.diagonal(K) - bound).max()))
-            if eps > LP_MAX_EPSILON:
+            if eps > LP_MAX_EPSILON or eps not in lp_grid:
                 continue
             smallest = int(np.argmin(q))
             for i in _distinct_items(q):

@@ -426,7 +426,7 @@ def ring_dirac_reformulation(results: Path, ctx: Mapping[str, object]) -> Outcom
 
 
 def entropic_transport_cost(
-    P: ArrayLike, Q: ArrayLike, C: ArrayLike, *, eta: float, tol: float = 1e-11
+    P: ArrayLike, Q: ArrayLike, C: ArrayLike, *, eta: float, tol: float = 1e-9
 ) -> float:
     """``OT_η(P, Q) = min_{π ∈ Π(P, Q)} <C, π> + η sum π (log π - 1)`` by a log-domain balanced
     Sinkhorn (independent of the WPM solvers), iterated until both marginals are within ``tol``
