@@ -527,8 +527,9 @@ def lemma3_diagonal(
     """Lemma 3: every ε-LDP kernel with ``qK = q`` has ``K_ii <= e^ε q_i / (e^ε q_i + 1 - q_i)``.
 
     For every prior of the run at up to :data:`LEMMA3_LP_EPSILONS` of its ε (up to
-    :data:`LP_MAX_EPSILON`) and one item per distinct mass, the largest ``K_ii`` over all such kernels (a linear program,
-    :func:`~ldpsample.reproduction.kernel_lp.max_diagonal_lp`) must not exceed the bound and
+    :data:`LP_MAX_EPSILON`) and one item per distinct mass, the largest ``K_ii`` over all such
+    kernels (a linear program, :func:`~ldpsample.reproduction.kernel_lp.max_diagonal_lp`) must
+    not exceed the bound and
     must reach it at ``q_min`` (eq. 23, the bound Theorem 1 rests on, is tight); the run's
     kernel (``kernel``) stays under the bound at every item.
     """
