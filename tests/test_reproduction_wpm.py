@@ -302,3 +302,32 @@ def test_large_eta_converges_faster_on_the_librarys_iterates(tmp_path: Path):
     assert not failed.ok
     assert "a larger η needs more iterations" in failed.reason
     assert "a larger η ends closer to the LP value" in failed.reason
+
+
+def test_sphere_row_passes_on_the_librarys_tables_and_fails_when_perturbed(tmp_path: Path):
+    from ldpsample.experiments.wpm_sphere import sphere_lp_convergence, sphere_scales
+
+    scales = sphere_scales(dims=[2, 3], epsilons=[0.5, 1.0, 2.0], r=1.0)
+    conv = sphere_lp_convergence(grids={2: [16, 64], 3: [25, 50]}, epsilons=[1.0], r=1.0)
+    folder = tmp_path / "wpm_sphere"
+    folder.mkdir()
+
+    def write(s: pl.DataFrame, c: pl.DataFrame) -> None:
+        s.write_parquet(folder / "scales.parquet")
+        c.write_parquet(folder / "convergence.parquet")
+
+    write(scales, conv)
+    assert wpm_checks.sphere_closed_form(tmp_path, {}).ok
+    # the finest grid's LP value moved 2 % away from the closed form
+    far = conv.with_columns(
+        lp_cost=pl.when(pl.col("n") == pl.col("n").max().over("d"))
+        .then(pl.col("closed_cost") * 0.98)
+        .otherwise(pl.col("lp_cost"))
+    )
+    write(scales, far)
+    assert not wpm_checks.sphere_closed_form(tmp_path, {}).ok
+    # a scale that grows with ε (and no longer matches the closed form)
+    rising = scales.with_columns(scale=pl.col("scale").reverse().over("d"))
+    write(rising, conv)
+    outcome = wpm_checks.sphere_closed_form(tmp_path, {})
+    assert not outcome.ok and "does not decrease in ε" in outcome.reason

@@ -22,6 +22,9 @@ ldpsample.wasserstein and this package's outcome and run_files.
 * :func:`sinkhorn_speed` -- "for large η, the algorithm converges faster but the approximation
   error is larger": iterations to a marginal error of 1e-10 fall, and the final gap to the
   exact LP value rises, with η, per input.
+* :func:`sphere_closed_form` -- Proposition H.1 on ``results/wpm_sphere``: the exact LP on
+  grids of S¹ and S² approaches the closed form as the grid is refined, and the scale
+  parameter decreases in ε.
 * :func:`vanilla_bregman` -- §4's "a vanilla iterative Bregman projection algorithm without
   Dykstra's correction is sufficient": both alternations on the ring run's inputs, each output
   scored by its entropic transport cost ``OT_η(P, Q)`` (an independent balanced Sinkhorn).
@@ -53,6 +56,7 @@ from ldpsample.wasserstein import (
     wasserstein_projection,
     worst_case_cost,
 )
+from ldpsample.wasserstein.sphere import sphere_wpm
 
 __all__ = [
     "LinearFit",
@@ -67,6 +71,7 @@ __all__ = [
     "sinkhorn_bound",
     "sinkhorn_linear_rate",
     "sinkhorn_speed",
+    "sphere_closed_form",
     "test_users_liked",
     "uniform_base_measure_ceiling",
     "vanilla_bregman",
@@ -538,4 +543,36 @@ def sinkhorn_speed(results: Path, ctx: Mapping[str, object]) -> Outcome:
         f"iterations to marginal error ≤ {CONVERGED:g} (worst input) and final gap per η: {shown}",
         not reasons,
         "; ".join(reasons) + f" ({RING_DOC})",
+    )
+
+
+def sphere_closed_form(results: Path, ctx: Mapping[str, object]) -> Outcome:
+    """Proposition H.1 on the sphere stage's tables: for every sphere and ε of
+    ``wpm_sphere/convergence.parquet`` the exact base-measure LP's minimax cost on the finest
+    grid is within 1 % of the closed form ``R*^r`` and closer than on the coarsest grid; every
+    row of ``wpm_sphere/scales.parquet`` equals :func:`ldpsample.wasserstein.sphere.sphere_wpm`
+    recomputed (1e-12), and the scale decreases strictly in ε for every ``d``."""
+    conv = read_result(results, "wpm_sphere/convergence.parquet").sort("d", "epsilon", "n")
+    scales = read_result(results, "wpm_sphere/scales.parquet").sort("d", "epsilon")
+    problems, shown = [], []
+    for (d, eps), g in conv.group_by("d", "epsilon", maintain_order=True):
+        errors = (g["lp_cost"] - g["closed_cost"]).abs().to_list()
+        relative = errors[-1] / float(g["closed_cost"][-1])
+        if not (errors[-1] < errors[0] and relative <= 0.01):
+            problems.append(f"S^{d - 1} ε={eps:g}: LP gap {errors[0]:.1e} → {errors[-1]:.1e}")
+        shown.append(f"S^{d - 1} ε={eps:g}: {errors[0]:.1e} → {errors[-1]:.1e}")
+    mismatch = 0.0
+    for row in scales.iter_rows(named=True):
+        m = sphere_wpm(d=row["d"], epsilon=row["epsilon"], r=row["r"])
+        mismatch = max(mismatch, abs(m.scale - row["scale"]), abs(m.radius - row["radius"]))
+    if mismatch > 1e-12:
+        problems.append(f"stored closed form off by {mismatch:.1e}")
+    for (d,), g in scales.group_by("d", maintain_order=True):
+        if any(b >= a for a, b in pairwise(g["scale"].to_list())):
+            problems.append(f"d={d}: the scale does not decrease in ε")
+    return Outcome(
+        f"|LP minimax cost − R*^r|, coarsest → finest grid: {'; '.join(shown)}; scale "
+        f"decreasing in ε for d = {', '.join(str(d) for d in scales['d'].unique().sort())}",
+        not problems,
+        "; ".join(problems) + f" ({RING_DOC})",
     )
