@@ -25,6 +25,8 @@ ldpsample.wasserstein and this package's outcome and run_files.
 * :func:`sphere_closed_form` -- Proposition H.1 on ``results/wpm_sphere``: the exact LP on
   grids of S¹ and S² approaches the closed form as the grid is refined, and the scale
   parameter decreases in ε.
+* :func:`ml100k_size` -- Appendix N's "100,000 ratings from 1000 users on 1700 movies" against
+  the ML-100K files the WPM MovieLens stage read.
 * :func:`vanilla_bregman` -- §4's "a vanilla iterative Bregman projection algorithm without
   Dykstra's correction is sufficient": both alternations on the ring run's inputs, each output
   scored by its entropic transport cost ``OT_η(P, Q)`` (an independent balanced Sinkhorn).
@@ -64,6 +66,7 @@ __all__ = [
     "gap_grows",
     "gowalla_ordering",
     "hit1_ordering",
+    "ml100k_size",
     "ring_dirac_reformulation",
     "ring_minimax_base_measure",
     "ring_privacy",
@@ -575,4 +578,41 @@ def sphere_closed_form(results: Path, ctx: Mapping[str, object]) -> Outcome:
         f"decreasing in ε for d = {', '.join(str(d) for d in scales['d'].unique().sort())}",
         not problems,
         "; ".join(problems) + f" ({RING_DOC})",
+    )
+
+
+def _rounds_at_last_digit(value: int, printed: int) -> bool:
+    """``value`` rounded at the printed number's last non-zero digit gives ``printed``."""
+    step = 10 ** (len(str(printed)) - len(str(printed).rstrip("0")))
+    return round(value / step) * step == printed
+
+
+def ml100k_size(
+    results: Path, ctx: Mapping[str, object], *, ratings: int, users: int, movies: int
+) -> Outcome:
+    """The WPM paper's size of ML-100K (Appendix N) against the files the WPM MovieLens stage
+    read (``wpm_movielens_setup['files']``): the ratings exactly, users and movies rounded at
+    the printed number's last non-zero digit (943 users print as 1000, 1682 movies as 1700)."""
+    from ldpsample.datasets.movielens import read_ml100k
+
+    setup = dict(ctx.get("wpm_movielens_setup") or {})
+    if not setup.get("files"):
+        raise Missing("the context has no ML-100K files (the wpm_movielens stage did not run)")
+    data = read_ml100k(setup["files"])
+    table = data["ratings"]
+    counts = {
+        "ratings": table.height,
+        "users": table["user_id"].n_unique(),
+        "movies": table["movie_id"].n_unique(),
+    }
+    ok = (
+        counts["ratings"] == ratings
+        and _rounds_at_last_digit(counts["users"], users)
+        and _rounds_at_last_digit(counts["movies"], movies)
+    )
+    return Outcome(
+        f"{counts['ratings']:,} ratings from {counts['users']:,} users on "
+        f"{counts['movies']:,} movies",
+        ok,
+        f"the ML-100K files read are not the paper's data set ({RING_DOC})",
     )
