@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ldpsample.audit import worst_case_divergence
@@ -19,7 +19,7 @@ from ldpsample.experiments.synthetic import synthetic_values
 from ldpsample.experiments.theory import example_1, risk_curves
 from ldpsample.minimax import apply_minimax, minimax_kernel, minimax_risk
 from ldpsample.reproduction import theory_checks
-from ldpsample.reproduction.kernel_lp import minimax_kernel_lp
+from ldpsample.reproduction.kernel_lp import max_diagonal_lp, minimax_kernel_lp
 
 THEORY = {"n": 10, "q_mins": [0.001, 0.02], "epsilons": [0.5, 2.0, 6.0]}
 EXAMPLE = {"q": [0.01, 0.99], "p": [0.05, 0.95], "epsilon": 2.0}
@@ -264,14 +264,19 @@ def test_tv_bound_fails_when_the_kernel_does_not_preserve_the_prior(run):
 def test_example1_rows_say_what_is_compared(run):
     root, ctx = run
     tv = theory_checks.example1_tv(root, ctx)
-    assert not tv.ok and "rounds to 0.04, not the printed 0.03" in tv.reason
+    # The paper's digits are truncated: 0.0376 -> 0.03, 0.1073 -> 0.1.
+    assert tv.ok, tv
     assert tv.run_value == "TV(p, pK) = 0.0376 (public q) / 0.1073 (uniform)"
     gamma = theory_checks.example1_gamma(root, ctx)
     assert not gamma.ok and gamma.reason.startswith("erratum")
-    # A value that rounds to the printed digits is reproduced.
+    # A value that only rounds to the printed digits (0.034 would round to 0.03, 0.041 truncates
+    # to 0.04) is not reproduced; the first is.
     path = root / "theory" / "example_1.csv"
     pl.read_csv(path).with_columns(tv_of_p=pl.Series([0.034, 0.1073])).write_csv(path)
     assert theory_checks.example1_tv(root, ctx).ok
+    pl.read_csv(path).with_columns(tv_of_p=pl.Series([0.041, 0.1073])).write_csv(path)
+    wrong = theory_checks.example1_tv(root, ctx)
+    assert not wrong.ok and "does not truncate to the printed 0.03" in wrong.reason
 
 
 # --------------------------------------------------------------------------------------------
@@ -317,3 +322,56 @@ def test_corollary2_on_random_instances(n, eps):
         theory_checks._randomized_response(n, eps),
         atol=1e-12,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Lemma 3 and Theorem 2 / Propositions 3-4
+# --------------------------------------------------------------------------------------------
+
+
+def test_lemma3_and_theorem2_pass_on_the_librarys_kernels(run):
+    root, ctx = run
+    lemma3 = theory_checks.lemma3_diagonal(root, ctx)
+    assert lemma3.ok, lemma3
+    theorem2 = theory_checks.theorem2_kernel(root, ctx)
+    assert theorem2.ok, theorem2
+
+
+def test_lemma3_fails_for_a_kernel_above_the_bound(run):
+    """A kernel for 2ε has a larger diagonal than the bound at ε allows."""
+    root, ctx = run
+    outcome = theory_checks.lemma3_diagonal(
+        root, ctx, kernel=lambda q, *, epsilon: minimax_kernel(q, epsilon=2 * epsilon)
+    )
+    assert not outcome.ok
+    assert "Lemma 3" in outcome.reason
+
+
+def test_theorem2_fails_for_a_kernel_that_breaks_the_order_or_the_prior(run):
+    root, ctx = run
+
+    def permuted(q, *, epsilon):
+        K = minimax_kernel(q, epsilon=epsilon)
+        return K[::-1][:, ::-1]  # the same numbers, items reversed: q moves
+
+    assert not theory_checks.theorem2_kernel(root, ctx, kernel=permuted).ok
+    doubled = theory_checks.theorem2_kernel(
+        root, ctx, kernel=lambda q, *, epsilon: minimax_kernel(q, epsilon=2 * epsilon)
+    )
+    assert not doubled.ok and "ε-LDP" in doubled.reason
+
+
+@given(
+    q=st.lists(st.floats(0.02, 1.0), min_size=2, max_size=6),
+    eps=st.floats(0.1, 6.0),
+)
+@settings(max_examples=25, deadline=None)
+def test_lemma3_lp_maximum_is_the_bound(q, eps):
+    """On random priors the LP's largest K_ii is at most Lemma 3's bound for every item, and
+    equal to it at the smallest mass."""
+    qa = np.asarray(q) / np.sum(q)
+    bound = math.exp(eps) * qa / (math.exp(eps) * qa + 1 - qa)
+    for i in range(qa.size):
+        assert max_diagonal_lp(qa, epsilon=eps, item=i) <= bound[i] + 1e-9
+    i = int(np.argmin(qa))
+    assert max_diagonal_lp(qa, epsilon=eps, item=i) == pytest.approx(bound[i], abs=1e-8)

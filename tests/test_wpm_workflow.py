@@ -94,6 +94,7 @@ def test_only_the_wpm_stages_ran(wpm_run):
         "wpm_gowalla",
         "wpm_movielens",
         "wpm_ring",
+        "wpm_sphere",
     ]
 
 

@@ -68,6 +68,11 @@ def get_reproduction_context():
         ),
         "movielens_variant": get_reproduction_movielens_variant(),
         "ring_n": config["wpm"]["ring"]["n"],
+        "ring_r": config["wpm"]["ring"]["r"],
+        "ring_eta": sorted(config["wpm"]["ring"]["convergence"]["etas"])[
+            (len(config["wpm"]["ring"]["convergence"]["etas"]) - 1) // 2
+        ],
+        "ring_max_iter": config["wpm"]["ring"]["convergence"]["max_iter"],
         "seed": config["seed"],
         "theory_n": config["theory"]["n"],
         "wpm_base_measure": config["wpm"]["movielens"]["base_measure"],
@@ -88,8 +93,13 @@ def get_reproduction_library_sources():
         for path in (LIBRARY / "reproduction").iterdir()
         if path.suffix in (".py", ".toml")
     )
+    wasserstein = sorted(
+        path.relative_to(LIBRARY).as_posix()
+        for path in (LIBRARY / "wasserstein").glob("*.py")
+    )
     return get_library_sources(
         *package,
+        *wasserstein,
         "audit.py",
         "divergences.py",
         "minimax.py",
@@ -97,6 +107,7 @@ def get_reproduction_library_sources():
         "experiments/synthetic.py",
         "experiments/theory.py",
         "experiments/wpm_movielens.py",
+        "experiments/wpm_ring.py",
         "datasets/movielens.py",
     )
 

@@ -10,11 +10,61 @@ localrules:
     wpm_ring_example,
     wpm_ring_example_figure,
     wpm_ring_convergence_figure,
+    wpm_sphere_figure,
     wpm_movielens_combine,
     wpm_movielens_figure,
     wpm_gowalla_combine,
     wpm_gowalla_figure,
     wpm_gowalla_maps_figure,
+
+
+# ---- sphere S^{d-1} (Appendix H): closed form against exact LPs on grids ---------------------
+
+
+rule wpm_sphere:
+    input:
+        code=get_wpm_library_sources("experiments/wpm_sphere.py"),
+    output:
+        scales="results/wpm_sphere/scales.parquet",
+        convergence="results/wpm_sphere/convergence.parquet",
+    log:
+        "logs/wpm_sphere/sphere.log",
+    benchmark:
+        "logs/benchmarks/wpm_sphere/sphere.tsv"
+    conda:
+        CONDA_ENV
+    resources:
+        mem_mb=1000,
+        runtime=20,
+    params:
+        dims=sorted(config["wpm"]["sphere"]["dims"]),
+        epsilons=sorted(config["wpm"]["sphere"]["epsilons"]),
+        r=config["wpm"]["sphere"]["r"],
+        grid_epsilons=sorted(config["wpm"]["sphere"]["grid_epsilons"]),
+        grid_sizes=get_wpm_sphere_grids(),
+    script:
+        "../../scripts/wpm_sphere.py"
+
+
+rule wpm_sphere_figure:
+    input:
+        scales="results/wpm_sphere/scales.parquet",
+        convergence="results/wpm_sphere/convergence.parquet",
+        code=get_library_sources("figures/wpm.py", "figures/style.py"),
+    output:
+        figure=report(
+            "results/wpm_sphere/sphere.png",
+            caption="../report/wpm_sphere.rst",
+            category="WPM",
+            subcategory="sphere",
+            labels={"figure": "density, scale parameter, LP convergence"},
+        ),
+    log:
+        "logs/wpm_sphere_figure/figure.log",
+    conda:
+        CONDA_ENV
+    script:
+        "../../scripts/wpm_sphere_figure.py"
 
 
 # ---- synthetic ring ------------------------------------------------------------------------

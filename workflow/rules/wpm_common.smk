@@ -21,6 +21,12 @@ def get_wpm_library_sources(*modules):
     return get_library_sources(*modules, *package, "mollifier/", "_validation.py")
 
 
+def get_wpm_sphere_grids():
+    """wpm.sphere.grid_sizes as {d: sorted sizes} (d = 2: S¹, d = 3: S²)."""
+    sizes = config["wpm"]["sphere"]["grid_sizes"]
+    return {2: sorted(sizes["s1"]), 3: sorted(sizes["s2"])}
+
+
 def get_wpm_epsilons(experiment, key="epsilons"):
     """Folder names (format_epsilon) of a WPM experiment's ε list, sorted by value."""
     return get_epsilon_folders(config["wpm"][experiment][key])
@@ -109,6 +115,9 @@ def get_wpm_outputs():
             "results/wpm_ring/example.png",
             "results/wpm_ring/convergence.parquet",
             "results/wpm_ring/convergence.png",
+            "results/wpm_sphere/scales.parquet",
+            "results/wpm_sphere/convergence.parquet",
+            "results/wpm_sphere/sphere.png",
         ]
     if is_enabled("wpm_movielens"):
         outputs += [

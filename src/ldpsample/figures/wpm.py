@@ -15,7 +15,9 @@ Conventions of :mod:`ldpsample.figures` (Agg backend, polars in, a Figure out); 
 * :func:`plot_gowalla_w1` -- W1 between the true and the released location distributions
   against ε (``gowalla_w1``);
 * :func:`plot_gowalla_maps` -- heat maps of the true and estimated distributions on the grid
-  (``gowalla_maps``).
+  (``gowalla_maps``);
+* :func:`plot_sphere` -- the WPM on the sphere: density, scale parameter against ε, and the
+  discrete LP's convergence to the closed form (``sphere_scales``, ``sphere_lp_convergence``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import polars as pl
 import seaborn as sns
 from matplotlib.colors import PowerNorm
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
 
 from ldpsample.figures.style import (
     display_name,
@@ -44,6 +47,7 @@ __all__ = [
     "plot_movielens_hit_rates",
     "plot_ring_convergence",
     "plot_ring_example",
+    "plot_sphere",
 ]
 
 
@@ -354,3 +358,73 @@ def plot_gowalla_maps(maps: pl.DataFrame) -> Figure:
     if image is not None:
         fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8, label="probability")
     return fig
+
+
+# --------------------------------------------------------------------------------------------
+# Sphere
+# --------------------------------------------------------------------------------------------
+
+
+def plot_sphere(scales: pl.DataFrame, convergence: pl.DataFrame) -> Figure:
+    """The WPM on S^{d-1}: the mechanism's density, the scale parameter, the LP comparison.
+
+    Left: ``dQ_x/dσ`` against the distance ``||y - x||`` for a point input, at up to four ε
+    of ``scales`` (evenly spread over its list) at its smallest ``d`` ≥ 3 (else its smallest
+    ``d``): ``e^ε c`` on the cap,
+    ``c`` beyond. Middle: the scale ``c`` against ε, a line per ``d``
+    (:data:`ldpsample.experiments.wpm_sphere.SCALES_SCHEMA`). Right: the gap between the
+    discrete WPM's worst-case cost (exact LP on a grid) and the closed form ``R*^r`` against the
+    grid size, per sphere and ε (:data:`ldpsample.experiments.wpm_sphere.CONVERGENCE_SCHEMA`).
+    """
+    figure, (left, middle, right) = plt.subplots(1, 3, figsize=(12.5, 4.2))
+    dims = sorted(scales["d"].unique().to_list())
+    shown = min((d for d in dims if d >= 3), default=dims[0])
+    at_shown = scales.filter(pl.col("d") == shown).sort("epsilon")
+    picks = np.unique(np.linspace(0, at_shown.height - 1, min(4, at_shown.height)).round())
+    density = at_shown[picks.astype(int).tolist()]
+    colours = sns.color_palette("viridis", n_colors=max(density.height, 1))
+    for row, colour in zip(density.iter_rows(named=True), colours, strict=True):
+        high = math.exp(row["epsilon"]) * row["scale"]
+        left.step(
+            [0.0, row["radius"], 2.0],
+            [high, row["scale"], row["scale"]],
+            where="post",
+            color=colour,
+            label=f"ε = {epsilon_text(row['epsilon'])}",
+        )
+    left.set_yscale("log")
+    left.set_xlabel(r"distance $\|y - x\|$")
+    left.set_ylabel(r"density $dQ_x/d\sigma$")
+    left.set_title(f"mechanism on $S^{{{shown - 1}}}$ (point input)")
+    left.legend(fontsize=7)
+    for d, colour in zip(dims, sns.color_palette(n_colors=len(dims)), strict=True):
+        part = scales.filter(pl.col("d") == d).sort("epsilon")
+        middle.plot(
+            part["epsilon"], part["scale"], marker="o", ms=3, color=colour, label=f"d = {d}"
+        )
+    eps_grid = np.linspace(scales["epsilon"].min(), scales["epsilon"].max(), 200)
+    middle.plot(eps_grid, np.exp(-eps_grid), color="0.5", ls=":", label=r"$e^{-\varepsilon}$")
+    middle.set_yscale("log")
+    middle.set_xlabel("ε")
+    middle.set_ylabel("scale $c$")
+    middle.set_title(r"optimal base measure $c\,\sigma$")
+    middle.legend(fontsize=7)
+    for (d, eps), part in convergence.sort("d", "epsilon", "n").group_by(
+        ["d", "epsilon"], maintain_order=True
+    ):
+        right.plot(
+            part["n"],
+            part["cost_error"],
+            marker="o" if d == 2 else "s",
+            ls="-" if d == 2 else "--",
+            label=f"$S^{{{d - 1}}}$, ε = {epsilon_text(eps)}",
+        )
+    right.set_xscale("log")
+    right.set_yscale("log")
+    right.xaxis.set_minor_formatter(NullFormatter())
+    right.set_xlabel("grid size $n$")
+    right.set_ylabel(r"|LP worst case $-$ $R^{*r}$|")
+    right.set_title("discrete WPM (exact LP) vs closed form")
+    right.legend(fontsize=7)
+    figure.tight_layout()
+    return figure

@@ -1,4 +1,4 @@
-"""Every quantitative claim of the papers beside this run's value (issues 14 and 23).
+"""Every quantitative claim of the papers beside this run's value, each citing the paper's text.
 
 Uses: its own modules only (re-exports).
 
@@ -7,8 +7,9 @@ The claims are data (``claims.toml``, shipped with the package, read by
 what they check:
 
 * :mod:`~ldpsample.reproduction.theory_checks` -- Theorem 1 (against the linear program of
-  :mod:`~ldpsample.reproduction.kernel_lp`), Lemma 1, Corollary 2, Proposition 1, the bound
-  ``TV(p, pK) <= 2 TV(p, q)`` and Example 1, on this run's priors;
+  :mod:`~ldpsample.reproduction.kernel_lp`), Lemmas 1 and 3, Theorem 2 with Propositions 3-4,
+  Corollary 2, Proposition 1, the bound ``TV(p, pK) <= 2 TV(p, q)`` and Example 1, on this
+  run's priors;
 * :mod:`~ldpsample.reproduction.synthetic_checks`,
   :mod:`~ldpsample.reproduction.movielens_checks`, :mod:`~ldpsample.reproduction.avazu_checks`,
   :mod:`~ldpsample.reproduction.wpm_checks` -- the experiments' numbers and orderings;
@@ -24,7 +25,13 @@ Discussion: ``docs/reproduction.md``.
 
 from __future__ import annotations
 
-from ldpsample.reproduction.claims import CLAIMS_FILE, Claim, ClaimsError, load_claims
+from ldpsample.reproduction.claims import (
+    CLAIMS_FILE,
+    SOURCE_PATTERN,
+    Claim,
+    ClaimsError,
+    load_claims,
+)
 from ldpsample.reproduction.data_notes import (
     ML1M_SHARED_RATINGS,
     OFFICIAL_ROWS,
@@ -38,6 +45,7 @@ from ldpsample.reproduction.outcome import (
     Outcome,
     count_verdicts,
     rounds_to,
+    truncates_to,
     verdict,
     within,
 )
@@ -54,6 +62,7 @@ __all__ = [
     "COUNT_COLUMNS",
     "ML1M_SHARED_RATINGS",
     "OFFICIAL_ROWS",
+    "SOURCE_PATTERN",
     "VERDICTS",
     "Claim",
     "ClaimsError",
@@ -66,6 +75,7 @@ __all__ = [
     "reproduction_table",
     "rounds_to",
     "run_data_notes",
+    "truncates_to",
     "verdict",
     "verdict_counts",
     "within",

@@ -14,7 +14,7 @@ import polars as pl
 from ldpsample.reproduction.outcome import Missing, Outcome, rounds_to, within
 from ldpsample.reproduction.run_files import read_result
 
-__all__ = ["fig3_gap", "ninefold", "summary", "summary_values"]
+__all__ = ["fig3_gap", "ninefold", "summary"]
 
 DOC = "docs/reproduction.md#avazu"
 NO_CASES = (
@@ -59,9 +59,11 @@ def summary(
     tol_share: float,
     tol_minimax_improvement: float,
     tol_mollifier_improvement: float,
+    threshold: str = "aistats",
 ) -> Outcome:
-    """Win shares and mean improvements (TV) of the AISTATS run's summary.csv."""
-    mm, mo = _summary_rows(results, _folder(ctx, "aistats"))
+    """Win shares and mean improvements (TV) of one run's summary.csv: the AISTATS run
+    (``threshold="aistats"``, ≥ 100 users) or the arXiv version's (``"arxiv"``, ≥ 1000)."""
+    mm, mo = _summary_rows(results, _folder(ctx, threshold))
     ok = (
         within(mm["win_share"], minimax, tol_share)
         and within(mo["win_share"], mollifier, tol_share)
@@ -69,14 +71,6 @@ def summary(
         and within(mo["mean_improvement"], mollifier_improvement, tol_mollifier_improvement)
     )
     return Outcome(_shown(mm, mo), ok, f"the summary differs on this data ({DOC})")
-
-
-def summary_values(
-    results: Path, ctx: Mapping[str, object], *, threshold: str = "aistats"
-) -> Outcome:
-    """The summary's win shares and mean margins (TV) of one Avazu run, without a paper value
-    to compare with (``ok`` is True: the row's verdict comes from elsewhere)."""
-    return Outcome(_shown(*_summary_rows(results, _folder(ctx, threshold))), True)
 
 
 def _wide(results: Path, folder: str) -> pl.DataFrame:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ __all__ = [
     "CLAIMS_FILE",
     "DATA_KEYS",
     "EXPERIMENTS",
+    "SOURCE_PATTERN",
     "Claim",
     "ClaimsError",
     "load_claims",
@@ -79,8 +81,12 @@ _REQUIRED = {
     "tolerance": str,
     "why": str,
     "kind": str,
+    "source": str,
 }
-_OPTIONAL = {"args": dict, "source": str, "note": str, "unavailable": str}
+_OPTIONAL = {"args": dict, "note": str, "unavailable": str}
+
+#: A claim's ``source``: ``<text file>, <place>: "<quoted sentence>"``.
+SOURCE_PATTERN = re.compile(r'^(?P<file>[^,\s]+\.txt), (?P<place>[^:"]+): "(?P<quote>[^"]+)"$')
 
 
 class ClaimsError(ValueError):
@@ -102,8 +108,8 @@ class Claim:
     tolerance: str
     why: str
     kind: str
+    source: str
     args: Mapping[str, Any] = field(default_factory=dict)
-    source: str = ""
     note: str = ""
     unavailable: str = ""
 
@@ -155,6 +161,12 @@ def _claim(raw: Mapping[str, Any], where: str) -> Claim:
             raise _fail(where, f"key 'args' does not fit {check}: {exc}") from exc
     elif not raw.get("unavailable"):
         raise _fail(where, "a claim without a 'check' must say why in 'unavailable'")
+    if not SOURCE_PATTERN.match(raw["source"]):
+        raise _fail(
+            where,
+            "key 'source' must read '<text file>, <section/figure/table>: \"<quoted sentence>\"', "
+            f"got {raw['source']!r}",
+        )
     return Claim(
         **{
             **raw,
@@ -167,6 +179,9 @@ def _claim(raw: Mapping[str, Any], where: str) -> Claim:
 
 def load_claims(path: str | Path | None = None) -> tuple[dict[str, str], tuple[Claim, ...]]:
     """``(papers, claims)`` from a claims file (default: the one shipped, :data:`CLAIMS_FILE`).
+
+    Every claim's ``source`` must name a text file of its own paper (table ``[texts]``), the
+    place in it, and the quoted sentence (:data:`SOURCE_PATTERN`).
 
     Raises
     ------
@@ -182,6 +197,9 @@ def load_claims(path: str | Path | None = None) -> tuple[dict[str, str], tuple[C
     papers = data.get("papers")
     if not isinstance(papers, dict) or not papers:
         raise ClaimsError(f"{name}: table [papers] is missing")
+    texts = data.get("texts")
+    if not isinstance(texts, dict) or not texts:
+        raise ClaimsError(f"{name}: table [texts] is missing")
     raws = data.get("claim")
     if not isinstance(raws, list) or not raws:
         raise ClaimsError(f"{name}: no [[claim]] entries")
@@ -193,6 +211,11 @@ def load_claims(path: str | Path | None = None) -> tuple[dict[str, str], tuple[C
             raise _fail(where, f"key 'id': {claim.id!r} is repeated")
         if claim.paper not in papers:
             raise _fail(where, f"key 'paper': {claim.paper!r} is not in [papers]")
+        text = SOURCE_PATTERN.match(claim.source)["file"]
+        if texts.get(text) != claim.paper:
+            raise _fail(
+                where, f"key 'source': {text!r} is not a text of paper {claim.paper!r} in [texts]"
+            )
         seen.add(claim.id)
         claims.append(claim)
     return dict(papers), tuple(claims)

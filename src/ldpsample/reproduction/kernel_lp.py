@@ -43,7 +43,7 @@ from scipy.optimize import linprog
 from ldpsample._types import FloatArray
 from ldpsample._validation import check_distribution, check_epsilon
 
-__all__ = ["KernelLP", "minimax_kernel_lp"]
+__all__ = ["KernelLP", "max_diagonal_lp", "minimax_kernel_lp"]
 
 #: Largest violation of an LP constraint accepted after a solve.
 LP_TOLERANCE = 1e-9
@@ -115,80 +115,7 @@ def minimax_kernel_lp(q: ArrayLike, *, epsilon: float, reduce: bool = True) -> K
     eps = check_epsilon(epsilon)
     qa = check_distribution(q, name="q")
     qa = qa / qa.sum()
-    mass, size, label = _classes(qa, reduce)
-    c = mass.size
-    bound = math.exp(eps)
-    # Unknowns: d_a (c), o_ab (c * c; o_aa fixed at 0 when the class has one item), m_b (c), t.
-    n_var = c + c * c + c + 1
-
-    def d(a: int) -> int:
-        return a
-
-    def o(a: int, b: int) -> int:
-        return c + a * c + b
-
-    def m(b: int) -> int:
-        return c + c * c + b
-
-    t = n_var - 1
-    # Entries of column class b: (variable, rows that hold it) -- d_b and the o_ab in use.
-    entries = [
-        [(d(b), 1)] + [(o(a, b), 1) for a in range(c) if a != b or size[b] > 1] for b in range(c)
-    ]
-    ub_rows: list[dict[int, float]] = []
-    for b in range(c):
-        for var, _ in entries[b]:
-            ub_rows.append({m(b): 1.0, var: -1.0})  # m_b <= entry
-            ub_rows.append({var: 1.0, m(b): -bound})  # entry <= e^ε m_b
-    ub_rows += [{t: 1.0, d(a): -1.0} for a in range(c)]  # t <= d_a
-    eq_rows: list[dict[int, float]] = []
-    eq_rhs: list[float] = []
-    for a in range(c):  # a row of class a sums to 1
-        row = {d(a): 1.0}
-        for b in range(c):
-            count = size[b] - 1 if a == b else size[b]
-            if count:
-                row[o(a, b)] = float(count)
-        eq_rows.append(row)
-        eq_rhs.append(1.0)
-    for b in range(c):  # column of class b: sum_i q_i K_ib = q_b
-        col = {d(b): mass[b]}
-        for a in range(c):
-            count = size[a] - 1 if a == b else size[a]
-            if count:
-                col[o(a, b)] = col.get(o(a, b), 0.0) + count * mass[a]
-        eq_rows.append(col)
-        eq_rhs.append(float(mass[b]))
-    unused = [o(a, a) for a in range(c) if size[a] == 1]
-    bounds = [(0.0, None)] * n_var
-    for var in unused:
-        bounds[var] = (0.0, 0.0)
-    objective = np.zeros(n_var)
-    objective[t] = -1.0
-    res = linprog(
-        objective,
-        A_ub=_sparse(ub_rows, n_var),
-        b_ub=np.zeros(len(ub_rows)),
-        A_eq=_sparse(eq_rows, n_var),
-        b_eq=np.asarray(eq_rhs),
-        bounds=bounds,
-        method="highs",
-    )
-    if res.status != 0:
-        raise RuntimeError(
-            f"HiGHS did not solve the kernel LP for q={qa!r}, epsilon={eps!r}: {res.message}"
-        )
-    x = res.x
-    kernel = np.empty((qa.size, qa.size))
-    rows, cols = np.meshgrid(label, label, indexing="ij")
-    kernel[:] = x[c + rows * c + cols]
-    np.fill_diagonal(kernel, x[label])
-    violation = _violation(kernel, qa, eps)
-    if violation > LP_TOLERANCE:
-        raise RuntimeError(
-            f"the kernel LP's optimum violates a constraint by {violation:.3g} "
-            f"(q={qa!r}, epsilon={eps!r})"
-        )
+    kernel, violation, c = _solve(qa, eps, reduce, None)
     return KernelLP(
         min_diagonal=float(np.diagonal(kernel).min()),
         kernel=kernel,
@@ -215,3 +142,128 @@ def _violation(kernel: FloatArray, q: FloatArray, epsilon: float) -> float:
             ldp.max(),
         )
     )
+
+
+def _solve(
+    qa: FloatArray, eps: float, reduce: bool, item: int | None
+) -> tuple[FloatArray, float, int]:
+    """The program of the module docstring over kernels constant on blocks of equal mass:
+    maximise ``t <= min_a d_a`` (``item`` None) or the diagonal entry of ``item``, which is then
+    a class of its own (the program stays exact: average over the permutations that fix it).
+    Returns ``(kernel, violation, classes)``."""
+    mass, size, label = _classes(qa, reduce)
+    if item is not None and size[label[item]] > 1:
+        own = mass.size
+        size = np.append(size, 1)
+        size[label[item]] -= 1
+        mass = np.append(mass, mass[label[item]])
+        label = label.copy()
+        label[item] = own
+    c = mass.size
+    bound = math.exp(eps)
+    # Unknowns: d_a (c), o_ab (c * c; o_aa fixed at 0 when the class has one item), m_b (c), t.
+    n_var = c + c * c + c + 1
+
+    def d(a: int) -> int:
+        return a
+
+    def o(a: int, b: int) -> int:
+        return c + a * c + b
+
+    def m(b: int) -> int:
+        return c + c * c + b
+
+    t = n_var - 1
+    # Entries of column class b: (variable, rows that hold it) -- d_b and the o_ab in use.
+    entries = [
+        [(d(b), 1)] + [(o(a, b), 1) for a in range(c) if a != b or size[b] > 1] for b in range(c)
+    ]
+    ub_rows: list[dict[int, float]] = []
+    for b in range(c):
+        for var, _ in entries[b]:
+            ub_rows.append({m(b): 1.0, var: -1.0})  # m_b <= entry
+            ub_rows.append({var: 1.0, m(b): -bound})  # entry <= e^ε m_b
+    if item is None:
+        ub_rows += [{t: 1.0, d(a): -1.0} for a in range(c)]  # t <= d_a
+    eq_rows: list[dict[int, float]] = []
+    eq_rhs: list[float] = []
+    for a in range(c):  # a row of class a sums to 1
+        row = {d(a): 1.0}
+        for b in range(c):
+            count = size[b] - 1 if a == b else size[b]
+            if count:
+                row[o(a, b)] = float(count)
+        eq_rows.append(row)
+        eq_rhs.append(1.0)
+    for b in range(c):  # column of class b: sum_i q_i K_ib = q_b
+        col = {d(b): mass[b]}
+        for a in range(c):
+            count = size[a] - 1 if a == b else size[a]
+            if count:
+                col[o(a, b)] = col.get(o(a, b), 0.0) + count * mass[a]
+        eq_rows.append(col)
+        eq_rhs.append(float(mass[b]))
+    unused = [o(a, a) for a in range(c) if size[a] == 1]
+    bounds = [(0.0, None)] * n_var
+    for var in unused:
+        bounds[var] = (0.0, 0.0)
+    objective = np.zeros(n_var)
+    objective[t if item is None else d(int(label[item]))] = -1.0
+    # HiGHS's dual simplex first; its interior-point method where the simplex's optimum
+    # violates a constraint beyond LP_TOLERANCE (a few ε near 9 on 100-item priors).
+    for method in ("highs-ds", "highs-ipm"):
+        res = linprog(
+            objective,
+            A_ub=_sparse(ub_rows, n_var),
+            b_ub=np.zeros(len(ub_rows)),
+            A_eq=_sparse(eq_rows, n_var),
+            b_eq=np.asarray(eq_rhs),
+            bounds=bounds,
+            method=method,
+        )
+        if res.status != 0:
+            raise RuntimeError(
+                f"HiGHS did not solve the kernel LP for q={qa!r}, epsilon={eps!r}: {res.message}"
+            )
+        x = res.x
+        kernel = np.empty((qa.size, qa.size))
+        rows, cols = np.meshgrid(label, label, indexing="ij")
+        kernel[:] = x[c + rows * c + cols]
+        np.fill_diagonal(kernel, x[label])
+        violation = _violation(kernel, qa, eps)
+        if violation <= LP_TOLERANCE:
+            break
+    if violation > LP_TOLERANCE:
+        raise RuntimeError(
+            f"the kernel LP's optimum violates a constraint by {violation:.3g} "
+            f"(q={qa!r}, epsilon={eps!r})"
+        )
+    return kernel, violation, int(c)
+
+
+def max_diagonal_lp(q: ArrayLike, *, epsilon: float, item: int) -> float:
+    """``max K_ii`` for ``i = item`` over all ε-LDP kernels with ``qK = q`` (HiGHS; the same
+    program as :func:`minimax_kernel_lp` with the objective ``K_ii``, the item a class of its
+    own and the other items in blocks of equal mass).
+
+    Lemma 3 of the AISTATS paper bounds it by ``e^ε q_i / (e^ε q_i + 1 - q_i)``; this optimum
+    owes nothing to that formula.
+
+    Raises
+    ------
+    ValueError
+        If ``item`` is not an index of ``q``.
+    RuntimeError
+        As :func:`minimax_kernel_lp`.
+    """
+    eps = check_epsilon(epsilon)
+    qa = check_distribution(q, name="q")
+    qa = qa / qa.sum()
+    if (
+        isinstance(item, bool)
+        or not isinstance(item, int | np.integer)
+        or not (0 <= item < qa.size)
+    ):
+        raise ValueError(f"item must be an index of q (0 to {qa.size - 1}), got {item!r}")
+    kernel, _, _ = _solve(qa, eps, True, int(item))
+    return float(kernel[item, item])

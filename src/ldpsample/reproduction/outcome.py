@@ -27,6 +27,7 @@ __all__ = [
     "Outcome",
     "count_verdicts",
     "rounds_to",
+    "truncates_to",
     "verdict",
     "verdict_kind",
     "within",
@@ -102,3 +103,13 @@ def rounds_to(value: float, printed: str) -> bool:
     takes ``[0.025, 0.035]``, ``0.1`` takes ``[0.05, 0.15]`` (NaN never does)."""
     decimals = len(printed.split(".", 1)[1]) if "." in printed else 0
     return bool(abs(value - float(printed)) <= 0.5 * 10.0**-decimals)
+
+
+def truncates_to(value: float, printed: str) -> bool:
+    """Whether ``value`` cut (not rounded) at the printed decimals gives ``printed``: ``0.03``
+    takes ``[0.03, 0.04)``, ``0.1`` takes ``[0.1, 0.2)``, ``54.1`` takes ``[54.1, 54.2)``. The
+    AISTATS paper's digits follow this rule (26/48 = 54.17 % printed 54.1 %, 20/48 = 41.67 %
+    printed 41.6 %; NaN never matches)."""
+    decimals = len(printed.split(".", 1)[1]) if "." in printed else 0
+    low = float(printed)
+    return bool(low - 1e-12 <= value < low + 10.0**-decimals - 1e-12)

@@ -27,8 +27,7 @@ COUNT_COLUMNS = ("verdict", "rows")
 
 
 def _paper_cell(papers: Mapping[str, str], claim: Claim) -> str:
-    cell = f"{papers[claim.paper]}, {claim.location}"
-    return f"{cell} [{claim.source}]" if claim.source else cell
+    return f"{papers[claim.paper]}, {claim.location} [{claim.source}]"
 
 
 def _data_cell(claim: Claim, data: Mapping[str, str], enabled: Mapping[str, bool]) -> str:

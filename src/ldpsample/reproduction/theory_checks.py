@@ -23,7 +23,13 @@ deliberately wrong inputs, which must fail.
   the run's Example 1 numbers recomputed from that matrix.
 * :func:`tv_bound` -- ``TV(p, pK) <= 2 TV(p, q)`` for every user of every run that records one
   (its worst user reported).
-* :func:`example1_tv`, :func:`example1_gamma` -- Example 1's printed numbers.
+* :func:`lemma3_diagonal` -- ``K_ii <= e^ε q_i / (e^ε q_i + 1 - q_i)``: the bound against the
+  LP maximum of ``K_ii`` over all ε-LDP kernels with ``qK = q``, and the run's kernels under it.
+* :func:`theorem2_kernel` -- Theorem 2 / Propositions 3-4: the kernel of every run prior is
+  ε-LDP, keeps ``q``, and its diagonal is ordered like ``q`` with its smallest entry
+  ``e^ε q_min / (e^ε q_min + 1 - q_min)``.
+* :func:`example1_tv`, :func:`example1_gamma` -- Example 1's printed numbers, read as
+  truncated (the paper's digits are cut, not rounded: :func:`~.outcome.truncates_to`).
 """
 
 from __future__ import annotations
@@ -40,8 +46,8 @@ from ldpsample.divergences import f_divergence
 from ldpsample.experiments.synthetic import draw_priors
 from ldpsample.experiments.theory import prior_with_minimum
 from ldpsample.minimax import minimax_kernel
-from ldpsample.reproduction.kernel_lp import minimax_kernel_lp
-from ldpsample.reproduction.outcome import Missing, Outcome, rounds_to
+from ldpsample.reproduction.kernel_lp import max_diagonal_lp, minimax_kernel_lp
+from ldpsample.reproduction.outcome import Missing, Outcome, truncates_to
 from ldpsample.reproduction.run_files import (
     avazu_user_tv_to_prior,
     movielens_priors,
@@ -54,9 +60,11 @@ __all__ = [
     "example1_gamma",
     "example1_tv",
     "lemma1_worst_case",
+    "lemma3_diagonal",
     "proposition1_binary",
     "run_priors",
     "theorem1_lp",
+    "theorem2_kernel",
     "tv_bound",
 ]
 
@@ -460,18 +468,20 @@ def tv_bound(results: Path, ctx: Mapping[str, object]) -> Outcome:
 
 def example1_tv(results: Path, ctx: Mapping[str, object]) -> Outcome:
     """The printed "Γ_TV ≈ 0.03" / "≈ 0.1" against ``TV(p, pK)`` for Example 1's ``p``: each
-    must round to the printed digits (0.03: [0.025, 0.035); 0.1: [0.05, 0.15))."""
+    must truncate to the printed digits (0.03: [0.03, 0.04); 0.1: [0.1, 0.2))."""
     df = read_result(results, "theory/example_1.csv")
     tv = dict(zip(df["prior"], df["tv_of_p"], strict=True))
-    public, uniform = rounds_to(tv["public q"], "0.03"), rounds_to(tv["uniform"], "0.1")
+    public, uniform = truncates_to(tv["public q"], "0.03"), truncates_to(tv["uniform"], "0.1")
     reasons = []
     if not public:
         reasons.append(
-            f"TV(p, pK) = {tv['public q']:.4f} with the public prior rounds to "
-            f"{tv['public q']:.2f}, not the printed 0.03 (which is the value truncated)"
+            f"TV(p, pK) = {tv['public q']:.4f} with the public prior does not truncate to "
+            "the printed 0.03"
         )
     if not uniform:
-        reasons.append(f"TV(p, pK) = {tv['uniform']:.4f} with the uniform prior is not ≈ 0.1")
+        reasons.append(
+            f"TV(p, pK) = {tv['uniform']:.4f} with the uniform prior does not truncate to 0.1"
+        )
     return Outcome(
         f"TV(p, pK) = {tv['public q']:.4f} (public q) / {tv['uniform']:.4f} (uniform)",
         public and uniform,
@@ -482,13 +492,112 @@ def example1_tv(results: Path, ctx: Mapping[str, object]) -> Outcome:
 
 def example1_gamma(results: Path, ctx: Mapping[str, object]) -> Outcome:
     """The printed 0.03 / 0.1 against Theorem 1's ``Γ_TV`` of Example 1's priors, which the
-    text names (the run's ``gamma_tv``)."""
+    text names (the run's ``gamma_tv``), under the same truncation rule."""
     df = read_result(results, "theory/example_1.csv")
     g = dict(zip(df["prior"], df["gamma_tv"], strict=True))
-    ok = rounds_to(g["public q"], "0.03") and rounds_to(g["uniform"], "0.1")
+    ok = truncates_to(g["public q"], "0.03") and truncates_to(g["uniform"], "0.1")
     return Outcome(
         f"Γ_TV = {g['public q']:.4f} / {g['uniform']:.4f}",
         ok,
         "erratum: the paper's 0.03 / 0.1 are TV(p, pK) for this p, not Theorem 1's Γ_TV "
         "(docs/minimax.md#example-1-of-the-paper-a-discrepancy)",
+    )
+
+
+def _lemma3_bound(q: np.ndarray, eps: float) -> np.ndarray:
+    """Lemma 3's ``e^ε q_i / (e^ε q_i + 1 - q_i)``, written with ``e^-ε``."""
+    t = math.exp(-eps)
+    return q / (q + (1 - q) * t)
+
+
+def _distinct_items(q: np.ndarray) -> list[int]:
+    """One item per distinct prior mass (items of equal mass have the same LP maximum)."""
+    _, first = np.unique(np.round(q, 15), return_index=True)
+    return sorted(int(i) for i in first)
+
+
+#: The Lemma 3 linear programs run at this many ε per prior (evenly spread over the prior's
+#: sorted ε list, its ends included); the kernels are checked at every ε.
+LEMMA3_LP_EPSILONS = 12
+
+
+def lemma3_diagonal(
+    results: Path, ctx: Mapping[str, object], *, kernel: KernelFn = minimax_kernel
+) -> Outcome:
+    """Lemma 3: every ε-LDP kernel with ``qK = q`` has ``K_ii <= e^ε q_i / (e^ε q_i + 1 - q_i)``.
+
+    For every prior of the run at up to :data:`LEMMA3_LP_EPSILONS` of its ε (up to
+    :data:`LP_MAX_EPSILON`) and one item per distinct mass, the largest ``K_ii`` over all such
+    kernels (a linear program, :func:`~ldpsample.reproduction.kernel_lp.max_diagonal_lp`) must
+    not exceed the bound and
+    must reach it at ``q_min`` (eq. 23, the bound Theorem 1 rests on, is tight); the run's
+    kernel (``kernel``) stays under the bound at every item.
+    """
+    lp_excess, tight_gap, kernel_excess, solved = -math.inf, 0.0, -math.inf, 0
+    for _, q, eps_list in run_priors(results, ctx):
+        q = q / q.sum()
+        picks = np.linspace(0, len(eps_list) - 1, min(len(eps_list), LEMMA3_LP_EPSILONS))
+        lp_grid = {eps_list[int(k)] for k in np.round(picks)}
+        for eps in eps_list:
+            bound = _lemma3_bound(q, eps)
+            K = kernel(q, epsilon=eps)
+            kernel_excess = max(kernel_excess, float((np.diagonal(K) - bound).max()))
+            if eps > LP_MAX_EPSILON or eps not in lp_grid:
+                continue
+            smallest = int(np.argmin(q))
+            for i in _distinct_items(q):
+                best = max_diagonal_lp(q, epsilon=eps, item=i)
+                lp_excess = max(lp_excess, best - bound[i])
+                if q[i] == q[smallest]:
+                    tight_gap = max(tight_gap, abs(best - bound[i]))
+                solved += 1
+    ok = lp_excess <= LP_TOLERANCE and tight_gap <= LP_TOLERANCE and kernel_excess <= EXACT
+    return Outcome(
+        f"LP max K_ii − bound ≤ {lp_excess:.1e} over {solved} (prior, ε, item), "
+        f"|gap| at q_min {tight_gap:.1e}; run's K_ii − bound ≤ {kernel_excess:.1e}",
+        ok,
+        "an ε-LDP kernel with qK = q has a diagonal entry above Lemma 3's bound, the bound is "
+        "not reached at q_min, or the run's kernel exceeds it "
+        "(docs/reproduction.md#lemmas-corollary-and-proposition)",
+    )
+
+
+def theorem2_kernel(
+    results: Path, ctx: Mapping[str, object], *, kernel: KernelFn = minimax_kernel
+) -> Outcome:
+    """Theorem 2 / Propositions 3-4 on the kernel of every prior of the run at its ε: rows sum
+    to 1, ``qK = q``, every column's largest over smallest entry ``<= e^ε`` (ε-LDP), the diagonal
+    ordered like ``q`` (eq. 20's ``K_11 <= ... <= K_nn`` for increasingly sorted ``q``) and its
+    smallest entry ``e^ε q_min / (e^ε q_min + 1 - q_min)``."""
+    worst = {"rows": 0.0, "invariance": 0.0, "ldp": -math.inf, "order": 0.0, "minimum": 0.0}
+    count = 0
+    for _, q, eps_list in run_priors(results, ctx):
+        q = q / q.sum()
+        order = np.argsort(q, kind="stable")
+        for eps in eps_list:
+            K = kernel(q, epsilon=eps)
+            count += 1
+            worst["rows"] = max(worst["rows"], float(np.abs(K.sum(axis=1) - 1).max()))
+            worst["invariance"] = max(worst["invariance"], float(np.abs(q @ K - q).max()))
+            ratio = np.log(K.max(axis=0)) - np.log(K.min(axis=0))
+            worst["ldp"] = max(worst["ldp"], float((ratio - eps).max()))
+            diagonal = np.diagonal(K)[order]
+            worst["order"] = max(worst["order"], float(np.maximum(-np.diff(diagonal), 0).max()))
+            expected = _lemma3_bound(np.array([q.min()]), eps)[0]
+            worst["minimum"] = max(worst["minimum"], abs(float(diagonal.min()) - expected))
+    ok = (
+        worst["rows"] <= EXACT
+        and worst["invariance"] <= EXACT
+        and worst["ldp"] <= EXACT
+        and worst["order"] <= EXACT
+        and worst["minimum"] <= EXACT
+    )
+    return Outcome(
+        f"{count} (prior, ε): max |row sum − 1| {worst['rows']:.1e}, |qK − q| "
+        f"{worst['invariance']:.1e}, log column ratio − ε ≤ {worst['ldp']:.1e}, diagonal out of "
+        f"order by {worst['order']:.1e}, |min K_ii − e^ε q_min/(e^ε q_min + 1 − q_min)| "
+        f"{worst['minimum']:.1e}",
+        ok,
+        "a run kernel is not ε-LDP, moves q, or its diagonal is not ordered with the stated "
+        "minimum (docs/reproduction.md#lemmas-corollary-and-proposition)",
     )

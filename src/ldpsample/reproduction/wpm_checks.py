@@ -1,8 +1,8 @@
 """The WPM paper's claims (Takakura, Liew & Hasegawa, arXiv:2605.10015) against
 ``results/wpm_ring``, ``results/wpm_movielens`` and ``results/wpm_gowalla``.
 
-Uses: numpy, polars, ldpsample.datasets.movielens, experiments.wpm_movielens and this package's
-outcome and run_files.
+Uses: numpy, polars, ldpsample.datasets.movielens, experiments.wpm_movielens, experiments.wpm_ring,
+ldpsample.wasserstein and this package's outcome and run_files.
 
 * :func:`hit1_ordering` -- WPM's Hit Rate@1 at least the baselines' at every ε; where it is
   not, the reason says whether the loss is forced by the uniform base measure
@@ -13,6 +13,26 @@ outcome and run_files.
 * :func:`sinkhorn_bound` -- the final entropic gap within ``η log(nm)`` and shrinking with η.
 * :func:`sinkhorn_linear_rate` -- the marginal error of the Sinkhorn iterates decays linearly
   (geometrically in the iteration count): a fitted rate ``ρ < 1`` per (η, input).
+* :func:`ring_privacy` -- Proposition 3.2 on the ring run: every WPM output lies in
+  ``[μ, e^ε μ]``, so its largest output ratio between two inputs is at most ``e^ε``.
+* :func:`ring_uniform_optimality` -- Proposition 3.3: ``W(P, WPM) <= W(P, KPM)`` under the same
+  μ at every ε, both costs recomputed by an exact transport solve from the stored outputs.
+* :func:`ring_minimax_base_measure` -- Theorem 3.4: the run's uniform μ reaches the optimum of
+  the exact base-measure LP over all μ (the ring's rotation symmetry).
+* :func:`sinkhorn_speed` -- "for large η, the algorithm converges faster but the approximation
+  error is larger": iterations to a marginal error of 1e-10 fall, and the final gap to the
+  exact LP value rises, with η, per input.
+* :func:`sphere_closed_form` -- Proposition H.1 on ``results/wpm_sphere``: the exact LP on
+  grids of S¹ and S² approaches the closed form as the grid is refined, and the scale
+  parameter decreases in ε.
+* :func:`ml100k_size` -- Appendix N's "100,000 ratings from 1000 users on 1700 movies" against
+  the ML-100K files the WPM MovieLens stage read.
+* :func:`vanilla_bregman` -- §4's "a vanilla iterative Bregman projection algorithm without
+  Dykstra's correction is sufficient": both alternations on the ring run's inputs, each output
+  scored by its entropic transport cost ``OT_η(P, Q)`` (an independent balanced Sinkhorn).
+* :func:`ring_dirac_reformulation` -- Theorem 3.5: the knapsack closed form of the projection
+  of every point input equals the exact min-cost-flow projection, and no input costs more than
+  the worst point input.
 """
 
 from __future__ import annotations
@@ -26,9 +46,19 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 from numpy.typing import ArrayLike, NDArray
+from scipy.special import logsumexp
 
+from ldpsample.experiments.wpm_ring import ring_cost
 from ldpsample.reproduction.outcome import Missing, Outcome
 from ldpsample.reproduction.run_files import read_result
+from ldpsample.wasserstein import (
+    dirac_projection,
+    optimal_base_measure,
+    transport_cost,
+    wasserstein_projection,
+    worst_case_cost,
+)
+from ldpsample.wasserstein.sphere import sphere_wpm
 
 __all__ = [
     "LinearFit",
@@ -36,10 +66,18 @@ __all__ = [
     "gap_grows",
     "gowalla_ordering",
     "hit1_ordering",
+    "ml100k_size",
+    "ring_dirac_reformulation",
+    "ring_minimax_base_measure",
+    "ring_privacy",
+    "ring_uniform_optimality",
     "sinkhorn_bound",
     "sinkhorn_linear_rate",
+    "sinkhorn_speed",
+    "sphere_closed_form",
     "test_users_liked",
     "uniform_base_measure_ceiling",
+    "vanilla_bregman",
 ]
 
 SMALL_EPSILON_DOC = "docs/wpm-small-epsilon.md"
@@ -288,4 +326,293 @@ def sinkhorn_linear_rate(results: Path, ctx: Mapping[str, object]) -> Outcome:
         f"fitted rate per iteration (marginal error): {shown} ({df['input'].n_unique()} inputs)",
         not failed,
         f"no linear rate for {', '.join(failed)} (docs/reproduction.md#wpm)",
+    )
+
+
+#: Agreement required between two exact computations of the same transport cost.
+EXACT_COST = 1e-9
+RING_DOC = "docs/reproduction.md#wpm"
+
+
+def _ring_example(results: Path) -> dict[float, pl.DataFrame]:
+    df = read_result(results, "wpm_ring/example.parquet").sort("epsilon", "point")
+    return {eps: g for (eps,), g in df.group_by("epsilon", maintain_order=True)}
+
+
+def _ring_cost(ctx: Mapping[str, object], n: int) -> NDArray[np.float64]:
+    if int(ctx.get("ring_n") or 0) != n:
+        raise Missing(f"the context's ring_n {ctx.get('ring_n')!r} is not the run's {n} points")
+    return ring_cost(n, r=float(ctx.get("ring_r") or 1.0))
+
+
+def ring_privacy(results: Path, ctx: Mapping[str, object]) -> Outcome:
+    """Proposition 3.2: the WPM output of the ring run at every ε lies in ``M_ε(μ)``, with μ
+    the stored lower bound: ``μ <= Q``, ``Q <= e^ε μ`` and ``sum Q = 1``; the realised
+    privacy loss ``max_j log(Q_j / μ_j)`` (Lemma B.1: the output density against the base
+    measure) is at most ε."""
+    worst_excess, worst_low, worst_sum, shown = -math.inf, -math.inf, 0.0, []
+    for eps, g in _ring_example(results).items():
+        mu, Q = g["lower"].to_numpy(), g["wpm"].to_numpy()
+        loss = math.log(float((Q / mu).max()))
+        worst_excess = max(worst_excess, loss - eps)
+        worst_low = max(worst_low, float((mu - Q).max()))
+        worst_sum = max(worst_sum, abs(float(Q.sum()) - 1.0))
+        shown.append(f"ε={eps:g}: {loss:.6f}")
+    ok = worst_excess <= 1e-12 and worst_low <= 1e-15 and worst_sum <= 1e-12
+    return Outcome(
+        f"max log(Q/μ) per ε: {', '.join(shown)}; below μ by ≤ {max(worst_low, 0.0):.1e}",
+        ok,
+        f"a WPM output leaves M_ε(μ) ({RING_DOC})",
+    )
+
+
+def ring_uniform_optimality(results: Path, ctx: Mapping[str, object]) -> Outcome:
+    """Proposition 3.3 on the ring run: the KPM is an ε-LDP mechanism whose outputs lie in the
+    same ``M_ε(μ)``, so the WPM (the projection onto it) is at least as close to every input.
+    ``W_r^r(P, Q)`` of both stored outputs is recomputed by an exact transport solve
+    (:func:`ldpsample.wasserstein.transport_cost`) and must match the stored costs."""
+    worst_margin, worst_mismatch, shown = -math.inf, 0.0, []
+    for eps, g in _ring_example(results).items():
+        C = _ring_cost(ctx, g.height)
+        P = g["input"].to_numpy()
+        w = {m: float(transport_cost(P, g[m].to_numpy(), C)) for m in ("wpm", "kpm")}
+        worst_mismatch = max(
+            worst_mismatch, abs(w["wpm"] - g["w_wpm"][0]), abs(w["kpm"] - g["w_kpm"][0])
+        )
+        worst_margin = max(worst_margin, w["wpm"] - w["kpm"])
+        shown.append(f"ε={eps:g}: {w['wpm']:.4f} vs {w['kpm']:.4f}")
+    ok = worst_margin <= EXACT_COST and worst_mismatch <= EXACT_COST
+    return Outcome(
+        f"W_r^r(P, WPM) vs W_r^r(P, KPM): {', '.join(shown)}",
+        ok,
+        f"the WPM output is farther from the input than the KPM's, or a stored cost is not "
+        f"the output's ({RING_DOC})",
+    )
+
+
+def ring_minimax_base_measure(results: Path, ctx: Mapping[str, object]) -> Outcome:
+    """Theorem 3.4 on the ring run: the worst-case cost ``φ(μ)`` of the run's base measure (the
+    stored lower bound) equals the optimum of the exact base-measure LP over all μ
+    (:func:`ldpsample.wasserstein.optimal_base_measure`, ``method="lp"``), so the run's WPM is
+    minimax optimal among all ε-LDP mechanisms."""
+    worst, shown = 0.0, []
+    for eps, g in _ring_example(results).items():
+        C = _ring_cost(ctx, g.height)
+        run_value = worst_case_cost(g["lower"].to_numpy(), C, epsilon=eps)
+        best = optimal_base_measure(C, epsilon=eps, method="lp").value
+        worst = max(worst, run_value - best)
+        shown.append(f"ε={eps:g}: {run_value:.6f} vs LP {best:.6f}")
+    return Outcome(
+        f"φ(run's μ) vs the LP optimum: {', '.join(shown)}",
+        worst <= 1e-8,
+        f"the run's base measure is not minimax optimal ({RING_DOC})",
+    )
+
+
+def ring_dirac_reformulation(results: Path, ctx: Mapping[str, object]) -> Outcome:
+    """Theorem 3.5 on the ring run: for every point input ``δ_i`` the closed form (fractional
+    knapsack, :func:`ldpsample.wasserstein.dirac_projection`) equals the exact projection
+    (:func:`ldpsample.wasserstein.wasserstein_projection`, min-cost flow), and the run's input
+    costs no more than the worst point input (the worst case is at a Dirac)."""
+    worst_gap, worst_excess, shown = 0.0, -math.inf, []
+    for eps, g in _ring_example(results).items():
+        C = _ring_cost(ctx, g.height)
+        mu = g["lower"].to_numpy()
+        _, closed = dirac_projection(C, mu, epsilon=eps)
+        exact = wasserstein_projection(np.eye(g.height), C, mu, epsilon=eps).cost
+        worst_gap = max(worst_gap, float(np.abs(closed - exact).max()))
+        worst_excess = max(worst_excess, float(g["w_wpm"][0]) - float(closed.max()))
+        shown.append(f"ε={eps:g}: max_i {closed.max():.4f}")
+    ok = worst_gap <= EXACT_COST and worst_excess <= EXACT_COST
+    return Outcome(
+        f"|knapsack − exact| ≤ {worst_gap:.1e} over every point input; worst case "
+        f"{', '.join(shown)}",
+        ok,
+        f"the knapsack closed form differs from the exact projection of a point input, or an "
+        f"input costs more than every point input ({RING_DOC})",
+    )
+
+
+def entropic_transport_cost(
+    P: ArrayLike, Q: ArrayLike, C: ArrayLike, *, eta: float, tol: float = 1e-9
+) -> float:
+    """``OT_η(P, Q) = min_{π ∈ Π(P, Q)} <C, π> + η sum π (log π - 1)`` by a log-domain balanced
+    Sinkhorn (independent of the WPM solvers), iterated until both marginals are within ``tol``
+    in L1 (at most 100 000 sweeps)."""
+    a, b, cost = np.asarray(P, float), np.asarray(Q, float), np.asarray(C, float)
+    la, lb = np.log(np.maximum(a, 1e-300)), np.log(np.maximum(b, 1e-300))
+    f, g = np.zeros(a.size), np.zeros(b.size)
+    kernel = -cost / eta
+    for _ in range(100_000):
+        f = eta * (la - logsumexp(kernel + g[None, :] / eta, axis=1))
+        g = eta * (lb - logsumexp(kernel + f[:, None] / eta, axis=0))
+        plan = np.exp(kernel + (f[:, None] + g[None, :]) / eta)
+        if np.abs(plan.sum(axis=1) - a).sum() <= tol:
+            break
+    positive = plan > 0
+    entropy = float((plan[positive] * (np.log(plan[positive]) - 1.0)).sum())
+    return float((cost * plan).sum()) + eta * entropy
+
+
+def vanilla_bregman(results: Path, ctx: Mapping[str, object]) -> Outcome:
+    """The WPM paper's §4: the plain alternation of KL projections ("vanilla iterative Bregman
+    projection ... without Dykstra's correction") finds the entropic projection.
+
+    For the ring run's input at every ε (``wpm_ring/example.parquet``), both variants of
+    :func:`ldpsample.wasserstein.wasserstein_projection` (``"vanilla"``, ``"dykstra"``) run for
+    the convergence stage's iterations at the lower median of its η (``ring_eta``); each
+    output ``Q`` is scored by :func:`entropic_transport_cost`, the objective the projection
+    minimises over ``M_ε(μ)``. The claim holds when the vanilla output is as good as Dykstra's
+    (within 1e-8); the L1 distance between the two outputs is shown beside.
+    """
+    eta = float(ctx.get("ring_eta") or 0.0)
+    max_iter = int(ctx.get("ring_max_iter") or 0)
+    if eta <= 0 or max_iter <= 0:
+        raise Missing("the context has no ring_eta / ring_max_iter (wpm.ring.convergence)")
+    worst_excess, worst_l1, shown = -math.inf, 0.0, []
+    for eps, g in _ring_example(results).items():
+        C = _ring_cost(ctx, g.height)
+        P, mu = g["input"].to_numpy(), g["lower"].to_numpy()
+        out = {
+            variant: wasserstein_projection(
+                P,
+                C,
+                mu,
+                epsilon=eps,
+                method="sinkhorn",
+                eta=eta,
+                max_iter=max_iter,
+                tol=0.0,
+                variant=variant,
+            ).Q
+            for variant in ("vanilla", "dykstra")
+        }
+        score = {v: entropic_transport_cost(P, q, C, eta=eta) for v, q in out.items()}
+        excess = score["vanilla"] - score["dykstra"]
+        l1 = float(np.abs(out["vanilla"] - out["dykstra"]).sum())
+        worst_excess, worst_l1 = max(worst_excess, excess), max(worst_l1, l1)
+        shown.append(
+            f"ε={eps:g}: OT_η {score['vanilla']:.6f} (vanilla) vs {score['dykstra']:.6f} "
+            f"(Dykstra), L1 {l1:.3f}"
+        )
+    return Outcome(
+        f"η={eta:g}, {max_iter} iterations; " + "; ".join(shown),
+        worst_excess <= 1e-8,
+        f"the vanilla alternation stops at a feasible output whose entropic cost exceeds "
+        f"Dykstra's by up to {worst_excess:.2e} (L1 distance up to {worst_l1:.3f}): it is not the "
+        f"entropic projection; the pipeline uses Dykstra's correction ({RING_DOC})",
+    )
+
+
+#: Marginal error at which an entropic run counts as converged (:func:`sinkhorn_speed`).
+CONVERGED = 1e-10
+
+
+def sinkhorn_speed(results: Path, ctx: Mapping[str, object]) -> Outcome:
+    """§5.1's "For large η, the algorithm converges faster but the approximation error is
+    larger" on the ring's convergence run: per input, the first recorded iteration with marginal
+    error ``||π 1 - P||_1 <= 1e-10`` must not increase with η (a run that never gets there
+    counts as infinitely slow), and the final gap ``W(P, Q_t) - OPT`` must not decrease."""
+    df = read_result(results, "wpm_ring/convergence.parquet")
+    converged = (
+        df.filter(pl.col("marginal_error") <= CONVERGED)
+        .group_by("eta", "input")
+        .agg(pl.col("iteration").min().alias("reached"))
+    )
+    last = df.filter(pl.col("iteration") == pl.col("iteration").max().over("eta", "input"))
+    table = (
+        last.select("eta", "input", "gap")
+        .join(converged, on=["eta", "input"], how="left")
+        .with_columns(pl.col("reached").cast(pl.Float64).fill_null(math.inf))
+        .sort("input", "eta")
+    )
+    slower, tighter = [], []
+    for (inp,), g in table.group_by("input", maintain_order=True):
+        reached, gap = g["reached"].to_list(), g["gap"].to_list()
+        if any(b > a for a, b in pairwise(reached)):
+            slower.append(str(inp))
+        if any(b < a - 1e-12 for a, b in pairwise(gap)):
+            tighter.append(str(inp))
+    worst = table.group_by("eta").agg(pl.col("reached").max(), pl.col("gap").max()).sort("eta")
+    shown = ", ".join(
+        f"η={eta:g}: {reached:.0f} it., gap {gap:.2e}" for eta, reached, gap in worst.iter_rows()
+    )
+    reasons = []
+    if slower:
+        reasons.append(f"a larger η needs more iterations for input(s) {', '.join(slower)}")
+    if tighter:
+        reasons.append(f"a larger η ends closer to the LP value for input(s) {', '.join(tighter)}")
+    return Outcome(
+        f"iterations to marginal error ≤ {CONVERGED:g} (worst input) and final gap per η: {shown}",
+        not reasons,
+        "; ".join(reasons) + f" ({RING_DOC})",
+    )
+
+
+def sphere_closed_form(results: Path, ctx: Mapping[str, object]) -> Outcome:
+    """Proposition H.1 on the sphere stage's tables: for every sphere and ε of
+    ``wpm_sphere/convergence.parquet`` the exact base-measure LP's minimax cost on the finest
+    grid is within 1 % of the closed form ``R*^r`` and closer than on the coarsest grid; every
+    row of ``wpm_sphere/scales.parquet`` equals :func:`ldpsample.wasserstein.sphere.sphere_wpm`
+    recomputed (1e-12), and the scale decreases strictly in ε for every ``d``."""
+    conv = read_result(results, "wpm_sphere/convergence.parquet").sort("d", "epsilon", "n")
+    scales = read_result(results, "wpm_sphere/scales.parquet").sort("d", "epsilon")
+    problems, shown = [], []
+    for (d, eps), g in conv.group_by("d", "epsilon", maintain_order=True):
+        errors = (g["lp_cost"] - g["closed_cost"]).abs().to_list()
+        relative = errors[-1] / float(g["closed_cost"][-1])
+        if not (errors[-1] < errors[0] and relative <= 0.01):
+            problems.append(f"S^{d - 1} ε={eps:g}: LP gap {errors[0]:.1e} → {errors[-1]:.1e}")
+        shown.append(f"S^{d - 1} ε={eps:g}: {errors[0]:.1e} → {errors[-1]:.1e}")
+    mismatch = 0.0
+    for row in scales.iter_rows(named=True):
+        m = sphere_wpm(d=row["d"], epsilon=row["epsilon"], r=row["r"])
+        mismatch = max(mismatch, abs(m.scale - row["scale"]), abs(m.radius - row["radius"]))
+    if mismatch > 1e-12:
+        problems.append(f"stored closed form off by {mismatch:.1e}")
+    for (d,), g in scales.group_by("d", maintain_order=True):
+        if any(b >= a for a, b in pairwise(g["scale"].to_list())):
+            problems.append(f"d={d}: the scale does not decrease in ε")
+    return Outcome(
+        f"|LP minimax cost − R*^r|, coarsest → finest grid: {'; '.join(shown)}; scale "
+        f"decreasing in ε for d = {', '.join(str(d) for d in scales['d'].unique().sort())}",
+        not problems,
+        "; ".join(problems) + f" ({RING_DOC})",
+    )
+
+
+def _rounds_at_last_digit(value: int, printed: int) -> bool:
+    """``value`` rounded at the printed number's last non-zero digit gives ``printed``."""
+    step = 10 ** (len(str(printed)) - len(str(printed).rstrip("0")))
+    return round(value / step) * step == printed
+
+
+def ml100k_size(
+    results: Path, ctx: Mapping[str, object], *, ratings: int, users: int, movies: int
+) -> Outcome:
+    """The WPM paper's size of ML-100K (Appendix N) against the files the WPM MovieLens stage
+    read (``wpm_movielens_setup['files']``): the ratings exactly, users and movies rounded at
+    the printed number's last non-zero digit (943 users print as 1000, 1682 movies as 1700)."""
+    from ldpsample.datasets.movielens import read_ml100k
+
+    setup = dict(ctx.get("wpm_movielens_setup") or {})
+    if not setup.get("files"):
+        raise Missing("the context has no ML-100K files (the wpm_movielens stage did not run)")
+    data = read_ml100k(setup["files"])
+    table = data["ratings"]
+    counts = {
+        "ratings": table.height,
+        "users": table["user_id"].n_unique(),
+        "movies": table["movie_id"].n_unique(),
+    }
+    ok = (
+        counts["ratings"] == ratings
+        and _rounds_at_last_digit(counts["users"], users)
+        and _rounds_at_last_digit(counts["movies"], movies)
+    )
+    return Outcome(
+        f"{counts['ratings']:,} ratings from {counts['users']:,} users on "
+        f"{counts['movies']:,} movies",
+        ok,
+        f"the ML-100K files read are not the paper's data set ({RING_DOC})",
     )

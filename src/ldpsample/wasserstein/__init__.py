@@ -22,6 +22,8 @@ output lies in ``M_ε(μ)``, so the release is ε-LDP. Contents:
   ``W_r^r`` between distributions, for evaluation.
 * :func:`release_distributions` -- any of the above by name (``MECHANISMS``), as the experiments
   call them; :func:`kpm_uniform_scale` -- the KPM's minimax uniform scale.
+* :func:`sphere_wpm`, :func:`sphere_density`, :func:`sample_sphere_wpm` -- the WPM on the unit
+  sphere with the Euclidean cost in closed form (:class:`SphereWPM`; module ``sphere``).
 
 Algorithms, choices and proofs: ``docs/wasserstein.md``.
 """
@@ -48,11 +50,18 @@ from ldpsample.wasserstein.projection import (
     wasserstein_projection,
 )
 from ldpsample.wasserstein.release import MECHANISMS, kpm_uniform_scale, release_distributions
+from ldpsample.wasserstein.sphere import (
+    SphereWPM,
+    sample_sphere_wpm,
+    sphere_density,
+    sphere_wpm,
+)
 
 __all__ = [
     "MECHANISMS",
     "BaseMeasureResult",
     "ProjectionResult",
+    "SphereWPM",
     "clip_normalize",
     "dirac_projection",
     "exponential_mechanism",
@@ -63,7 +72,10 @@ __all__ = [
     "optimal_uniform_base_measure",
     "release_distributions",
     "sample_outputs",
+    "sample_sphere_wpm",
     "sinkhorn_iterates",
+    "sphere_density",
+    "sphere_wpm",
     "transport_cost",
     "uniform_base_measure",
     "wasserstein_projection",
