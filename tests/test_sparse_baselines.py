@@ -16,13 +16,13 @@ from ldpsample.baselines import (
     randomized_response_sparse,
 )
 from ldpsample.divergences import kl_divergence, tv_distance
-from ldpsample.mollifier import sparse
 from ldpsample.mollifier import (
     mollifier_divergences_sparse,
     relative_mollifier_kl,
     relative_mollifier_kl_sparse,
     relative_mollifier_tv,
     relative_mollifier_tv_sparse,
+    sparse,
     sparse_mollifier,
 )
 
@@ -96,9 +96,7 @@ def test_randomized_response_matches_the_dense_path(case) -> None:
 
 
 @pytest.mark.parametrize("projection", ["tv", "kl"])
-def test_a_projection_that_forgets_the_items_off_the_support_fails(
-    projection, monkeypatch
-) -> None:
+def test_a_projection_that_forgets_the_items_off_the_support_fails(projection, monkeypatch) -> None:
     """The comparison has teeth: with the mass off the support taken as 0 (each item there
     still at its lower bound) the same check fails."""
     q = np.array([0.4, 0.3, 0.15, 0.1, 0.05])
