@@ -411,9 +411,7 @@ def test_randomized_response_closed_form_is_the_matrix_product_to_1e_15():
                 assert randomized_response_realized_epsilon(n, epsilon=eps) == pytest.approx(eps)
 
 
-def test_a_large_subcategory_is_evaluated_sparsely_and_matches_the_dense_path(
-    monkeypatch, capsys
-):
+def test_a_large_subcategory_is_evaluated_sparsely_and_matches_the_dense_path(monkeypatch, capsys):
     rng = np.random.default_rng(6)
     users, n = 400, 300
     counts = np.zeros((users, n))
@@ -426,9 +424,7 @@ def test_a_large_subcategory_is_evaluated_sparsely_and_matches_the_dense_path(
         monkeypatch.setattr(metrics, "DENSE_ITEMS", 50)
         monkeypatch.setattr(metrics, "SPARSE_CHUNK_USERS", 37)
         capsys.readouterr()
-        sparse = evaluate_attribute(
-            hist, None, threads=2, chunk_users=33, progress=True, **options
-        )
+        sparse = evaluate_attribute(hist, None, threads=2, chunk_users=33, progress=True, **options)
         monkeypatch.undo()
         # progress inside the subcategory: its 11 chunks of 37 users (400 users)
         assert "ε 4: chunks of 37 users" in capsys.readouterr().err
