@@ -144,3 +144,14 @@ def test_the_projection_is_named() -> None:
         mollifier_divergences_sparse(mollifier, [0, 1], [0], [1.0], projection="chi2")
     with pytest.raises(TypeError, match="mollifier must be a SparseMollifier"):
         mollifier_divergences_sparse(np.ones(2), [0, 1], [0], [1.0], projection="tv")
+
+
+def test_no_users_give_empty_float_arrays() -> None:
+    mollifier = sparse_mollifier(np.array([0.5, 0.5]), epsilon=1.0)
+    csr = ([0], np.array([], dtype=np.int64), np.array([]))
+    results = [
+        *(mollifier_divergences_sparse(mollifier, *csr, projection=p) for p in ("tv", "kl")),
+        randomized_response_divergences_sparse(*csr, n=2, epsilon=1.0),
+    ]
+    for tv, kl in results:
+        assert tv.shape == kl.shape == (0,) and tv.dtype == kl.dtype == np.float64

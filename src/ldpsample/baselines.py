@@ -215,4 +215,4 @@ def randomized_response_divergences_sparse(
     gap = np.bincount(row, weights=np.abs(p - values), minlength=users)
     tv = 0.5 * (gap + (n - lengths) * off)
     kl = np.bincount(row, weights=rel_entr(p, values), minlength=users)
-    return tv, kl
+    return tv.astype(np.float64, copy=False), kl.astype(np.float64, copy=False)

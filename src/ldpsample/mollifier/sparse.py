@@ -163,7 +163,7 @@ def _sparse_rows(mollifier: object, indptr: ArrayLike, indices: ArrayLike, data:
 
 def _row_sum(row: NDArray[np.intp], x: FloatArray, users: int) -> FloatArray:
     """Per-row sums of entry values, each in entry order (one ``bincount``)."""
-    return np.bincount(row, weights=x, minlength=users)
+    return np.bincount(row, weights=x, minlength=users).astype(np.float64, copy=False)
 
 
 def _off_lower_mass(
