@@ -155,3 +155,39 @@ def test_no_users_give_empty_float_arrays() -> None:
     ]
     for tv, kl in results:
         assert tv.shape == kl.shape == (0,) and tv.dtype == kl.dtype == np.float64
+
+
+def _realised_epsilon(Q: np.ndarray) -> float:
+    """``max_x max_{u, v} log(Q_u(x) / Q_v(x))`` over the rows (0/0 counts as 1)."""
+    high, low = Q.max(axis=0), Q.min(axis=0)
+    with np.errstate(divide="ignore"):
+        ratio = np.divide(high, low, out=np.ones_like(high), where=high > 0)
+    return float(np.log(ratio).max())
+
+
+@pytest.mark.parametrize("projection", ["tv", "kl"])
+@given(case=sparse_cases())
+def test_sparse_projections_are_epsilon_ldp(projection, case) -> None:
+    """Every user's output lies in M, so any two users' outputs are within e^ε of each other
+    item by item: sampling from it is ε-LDP. The users' own distributions (no projection) fail
+    the same check."""
+    q, epsilon, counts = case
+    mollifier = sparse_mollifier(q, epsilon=epsilon)
+    csr = _csr(counts)
+    Q = SPARSE[projection](mollifier, *csr).to_dense(mollifier, *csr[:2])
+    lower, upper = mollifier.lower, mollifier.upper
+    assert np.all(lower * (1 - 1e-12) <= Q)
+    assert np.all(upper * (1 + 1e-12) >= Q)
+    np.testing.assert_allclose(Q.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    assert _realised_epsilon(Q) <= epsilon * (1 + 1e-9) + 1e-9
+
+
+def test_the_users_own_distributions_fail_the_privacy_check() -> None:
+    q = np.full(4, 0.25)
+    counts = np.array([[3.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]])
+    P = counts / counts.sum(axis=1, keepdims=True)
+    assert _realised_epsilon(P) > 1.0
+    mollifier = sparse_mollifier(q, epsilon=1.0)
+    csr = _csr(counts)
+    Q = relative_mollifier_kl_sparse(mollifier, *csr).to_dense(mollifier, *csr[:2])
+    assert _realised_epsilon(Q) <= 1.0 + 1e-12
