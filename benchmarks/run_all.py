@@ -16,10 +16,11 @@ library and :mod:`runner` (``rows`` through :data:`ORDER`), never ``ldpsample``.
 
 Rows (``--only`` takes any of these names, several allowed), in the order of :data:`ORDER`:
 ``apply-4000``, ``kl-brentq``, ``dense-2000``, ``dense-10000``, ``apply-1e6x100``,
-``audit-1e6``, ``sparse-1e6x1e5``, ``mollifier-1e5x100``, ``avazu``, ``wpm-exact``,
-``avazu-stage``, ``events-scale-1e7``, ``events-scale-1e8``, ``events-scale-4e8``,
-``events-metrics-threads``, ``events-sparse-1e6x1e5``, ``estimate-1e6x1e5``, ``test-command``
-(not run with ``--quick``: it has no small size).
+``audit-1e6``, ``sparse-1e6x1e5``, ``sparse-baselines-1e6x1e5``, ``mollifier-1e5x100``,
+``avazu``, ``wpm-exact``, ``avazu-stage``, ``events-scale-1e7``, ``events-scale-1e8``,
+``events-scale-4e8``, ``events-metrics-threads``, ``events-sparse-1e6x1e5``,
+``events-sparse-workflow``, ``estimate-1e6x1e5``, ``test-command`` (not run with
+``--quick``: it has no small size).
 
 ``--baseline <git revision>`` adds "before" lines: the library's ``minimax.py`` and
 mollifier (``mollifier.py``, a package ``mollifier/`` since issue 24) as of that revision, timed
@@ -66,6 +67,7 @@ ORDER: tuple[tuple[str, str], ...] = (
     ("apply-1e6x100", "kernels"),
     ("audit-1e6", "kernels"),
     ("sparse-1e6x1e5", "sparse_catalogue"),
+    ("sparse-baselines-1e6x1e5", "sparse_baselines"),
     ("mollifier-1e5x100", "mollifier"),
     ("avazu", "avazu"),
     ("wpm-exact", "wpm"),
@@ -76,6 +78,7 @@ ORDER: tuple[tuple[str, str], ...] = (
     ("events-metrics-threads", "events_scale"),
     ("events-sparse-1e6x1e5", "events_sparse"),
     ("estimate-1e6x1e5", "estimate"),
+    ("events-sparse-workflow", "events_sparse"),
     ("test-command", "test_command"),
 )
 #: Rows with no small size: left out of a ``--quick`` run unless named with ``--only``.

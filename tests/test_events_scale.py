@@ -416,7 +416,7 @@ def test_randomized_response_closed_form_is_the_matrix_product_to_1e_15():
                 assert randomized_response_realized_epsilon(n, epsilon=eps) == pytest.approx(eps)
 
 
-def test_a_large_subcategory_is_evaluated_sparsely_and_matches_the_dense_path(monkeypatch):
+def test_a_large_subcategory_is_evaluated_sparsely_and_matches_the_dense_path(monkeypatch, capsys):
     rng = np.random.default_rng(6)
     users, n = 400, 300
     counts = np.zeros((users, n))
@@ -427,8 +427,12 @@ def test_a_large_subcategory_is_evaluated_sparsely_and_matches_the_dense_path(mo
         options = dict(name="t", attribute="a", prior=prior, epsilons=[1, 4], methods=ALL_METHODS)
         dense = evaluate_attribute(hist, None, **options)
         monkeypatch.setattr(metrics, "DENSE_ITEMS", 50)
-        sparse = evaluate_attribute(hist, None, threads=2, chunk_users=33, **options)
+        monkeypatch.setattr(metrics, "SPARSE_CHUNK_USERS", 37)
+        capsys.readouterr()
+        sparse = evaluate_attribute(hist, None, threads=2, chunk_users=33, progress=True, **options)
         monkeypatch.undo()
+        # progress inside the subcategory: its 11 chunks of 37 users (400 users)
+        assert "ε 4: chunks of 37 users" in capsys.readouterr().err
         assert sparse.audit.select(pl.exclude("realized_epsilon")).equals(
             dense.audit.select(pl.exclude("realized_epsilon"))
         )
@@ -470,3 +474,22 @@ def test_the_streamed_median_is_polars_median(tmp_path_factory, values, split):
     expected = frame["tv_minimax"].median()
     got = medians[(1.0, "tv_minimax")]
     assert (np.isnan(got) and np.isnan(expected)) or got == expected
+
+
+@pytest.mark.parametrize("dense_items", [4096, 50])
+def test_the_metrics_do_not_depend_on_the_order_of_the_histogram_rows(monkeypatch, dense_items):
+    """A sorted table takes the fast path (subcategories as slices, users by their runs); the
+    same rows shuffled take the general one (partition_by, hash lookups, a sort of the cells):
+    the same tables, dense and sparse."""
+    rng = np.random.default_rng(9)
+    counts = np.zeros((120, 300))
+    for u in range(120):
+        counts[u, rng.choice(300, rng.integers(1, 6), replace=False)] = rng.integers(1, 4)
+    hist = pl.concat([histograms_frame(counts[:60], "s0"), histograms_frame(counts[60:], "s1")])
+    shuffled = hist.sample(fraction=1.0, shuffle=True, seed=3)
+    assert not shuffled["user"].is_sorted() and not shuffled["subcategory"].is_sorted()
+    monkeypatch.setattr(metrics, "DENSE_ITEMS", dense_items)
+    options = dict(name="t", attribute="a", prior="user_mean", epsilons=[1, 4], methods=ALL_METHODS)
+    one = evaluate_attribute(hist, None, threads=2, **options)
+    other = evaluate_attribute(shuffled, None, threads=2, **options)
+    assert one.per_user.equals(other.per_user) and one.audit.equals(other.audit)

@@ -2,7 +2,12 @@
 
 * ``events-sparse-1e6x1e5``: ``sparse-1e6x1e5``'s users (:mod:`rows.sparse_catalogue`) as
   events histograms through :func:`ldpsample.events.evaluate_attribute` (the sparse path: no
-  users x items matrix), target < 60 s.
+  users x items matrix), target < 30 s;
+* ``events-sparse-workflow``: the same catalogue as an events table (one parquet file, integer
+  ids, no attributes, ``top_items: null``, prior ``user_mean``, ε 1 and 4, all four methods)
+  through Snakemake on 2 cores with ``buckets: 4`` and with ``buckets: auto`` (one histogram
+  and one metrics job here), target < 120 s with every job < 4 GiB; the one metrics job alone,
+  target < 30 s.
 
 Imports numpy, :mod:`runner` and :mod:`rows.sparse_catalogue` at the top; ``ldpsample`` and
 ``polars`` inside each function, so that a row's processes load only what it uses (see
@@ -11,11 +16,15 @@ Imports numpy, :mod:`runner` and :mod:`rows.sparse_catalogue` at the top; ``ldps
 
 from __future__ import annotations
 
+import shutil
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
-from runner.measure import Measure, Row, best_time
-from runner.registry import register
+from runner.measure import Measure, Row, best_time, local_snakemake_env, timed_run
+from runner.registry import in_own_processes, register
 
 from rows.sparse_catalogue import SPARSE_EPSILONS, sparse_sizes, sparse_users
 
@@ -78,8 +87,116 @@ def row_events_sparse(quick: bool) -> Row:
             "evaluate_attribute (sparse: no users x items matrix)",
             best_time(lambda: _sparse_evaluation(hist), 3),
             f"best of 3; {result.audit.height} kernels audited; largest TV {tv:.4f}, KL {kl:.3f}",
-            limit=60,
+            limit=30,
         ),
         Measure("building the histograms (input, not timed above)", generated),
     ]
+    return row
+
+
+#: Every method of the metrics job (``events-sparse-workflow``).
+ALL_METHODS = ["minimax", "mollifier_tv", "mollifier_kl", "randomized_response"]
+
+
+def _sparse_table(quick: bool) -> Path:
+    """The sparse catalogue as one parquet events table (``user``, ``item``, ``count``), written
+    once per size under ``benchmarks/results/sparse/`` (git-ignored)."""
+    import polars as pl
+
+    users, n = sparse_sizes(quick)
+    path = (
+        Path(__file__).resolve().parents[1] / "results" / "sparse" / f"events-{users}x{n}.parquet"
+    )
+    if not path.exists():
+        indptr, indices, counts, _ = sparse_users(quick)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pl.DataFrame(
+            {
+                "user": np.repeat(np.arange(indptr.size - 1), np.diff(indptr)),
+                "item": indices,
+                "count": counts,
+            }
+        ).write_parquet(path.with_suffix(".tmp"), compression="zstd")
+        path.with_suffix(".tmp").rename(path)
+    return path
+
+
+def _workflow_run(quick: bool, buckets: int | str) -> tuple[float, float, dict, dict]:
+    """The sparse table's events entry through ``snakemake --cores 2``: (seconds, largest
+    process MiB, each rule's largest job MB, each rule's summed job seconds)."""
+    import bench_scale
+    import yaml
+
+    table = _sparse_table(quick)
+    work = Path(tempfile.mkdtemp(prefix="bench_sparse_"))
+    try:
+        bench_scale.copy_project(work)
+        entry = {
+            "path": str(table),
+            "user": "user",
+            "item": "item",
+            "count": "count",
+            "attributes": [],
+            "prior": "user_mean",
+            "top_items": None,
+            "epsilons": list(SPARSE_EPSILONS),
+            "methods": ALL_METHODS,
+            "buckets": buckets,
+        }
+        (work / "config" / "sparse.yaml").write_text(yaml.safe_dump({"events": {"sparse": entry}}))
+        command = [sys.executable, "-m", "snakemake", "--configfile", "config/sparse.yaml"]
+        seconds, peak, _ = timed_run([*command, "--cores", "2"], work, local_snakemake_env())
+        peaks, job_seconds, _ = bench_scale._job_stats(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return seconds, peak, peaks, job_seconds
+
+
+def _jobs_note(peak: float, peaks: dict, job_seconds: dict) -> str:
+    largest = ", ".join(f"{rule} {mb:,.0f}" for rule, mb in sorted(peaks.items()))
+    per_rule = ", ".join(f"{rule} {s:,.1f} s" for rule, s in sorted(job_seconds.items()))
+    over = [rule for rule, mb in peaks.items() if mb >= 4096 * 1.048576]
+    verdict = f"NO ({', '.join(sorted(over))})" if over else "yes"
+    return (
+        f"largest job per rule (MB): {largest}; largest process {peak:,.0f} MiB; every job "
+        f"< 4 GiB: {verdict}; jobs' seconds: {per_rule}"
+    )
+
+
+@register("events-sparse-workflow", in_own_processes)
+def row_events_sparse_workflow(quick: bool) -> Row:
+    users, n = sparse_sizes(quick)
+    row = Row(
+        "events-sparse-workflow",
+        f"the sparse catalogue through Snakemake (`--cores 2`): {users:,} users, {n:,} items "
+        "(sparse-1e6x1e5's users) as one events table, no attributes, `top_items: null`, prior "
+        "`user_mean`, ε 1 and 4, methods minimax, mollifier_tv, mollifier_kl, "
+        "randomized_response",
+    )
+    seconds, peak, peaks, job_seconds = _workflow_run(quick, 4)
+    row.measures.append(
+        Measure(
+            "the events stage, `buckets: 4` (split, bucket histograms and metrics, combine)",
+            seconds,
+            _jobs_note(peak, peaks, job_seconds),
+            limit=120,
+        )
+    )
+    seconds, peak, peaks, job_seconds = _workflow_run(quick, "auto")
+    row.measures.append(
+        Measure(
+            "the events stage, `buckets: auto` (here one histogram and one metrics job)",
+            seconds,
+            _jobs_note(peak, peaks, job_seconds),
+            limit=120,
+        )
+    )
+    row.measures.append(
+        Measure(
+            "its metrics job (every method, every ε, one job)",
+            job_seconds.get("events_metrics", float("nan")),
+            "from the job's benchmark file",
+            limit=30,
+        )
+    )
     return row

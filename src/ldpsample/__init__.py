@@ -32,6 +32,8 @@ _EXPORTS: dict[str, str] = {
     "KL": "ldpsample.divergences",
     "MinimaxKernel": "ldpsample.minimax",
     "SUM_TOLERANCE": "ldpsample._validation",
+    "SparseMollifier": "ldpsample.mollifier.sparse",
+    "SparseProjection": "ldpsample.mollifier.sparse",
     "TV": "ldpsample.divergences",
     "apply_minimax": "ldpsample.minimax",
     "binary_kernel": "ldpsample.minimax",
@@ -52,6 +54,7 @@ _EXPORTS: dict[str, str] = {
     "minimax_realized_epsilon": "ldpsample.audit",
     "minimax_risk": "ldpsample.minimax",
     "mollifier_bounds": "ldpsample.mollifier.bounds",
+    "mollifier_divergences_sparse": "ldpsample.mollifier.sparse",
     "mollifier_projection": "ldpsample.mollifier.cvxpy_reference",
     "mollifier_tv_value": "ldpsample.mollifier.tv",
     "nonlinear_minimax": "ldpsample.baselines",
@@ -59,12 +62,17 @@ _EXPORTS: dict[str, str] = {
     "point_mass_divergence": "ldpsample.divergences",
     "preserves_prior": "ldpsample.audit",
     "randomized_response": "ldpsample.baselines",
+    "randomized_response_divergences_sparse": "ldpsample.baselines",
+    "randomized_response_sparse": "ldpsample.baselines",
     "realized_epsilon": "ldpsample.audit",
     "relative_mollifier_kl": "ldpsample.mollifier.kl",
+    "relative_mollifier_kl_sparse": "ldpsample.mollifier.sparse",
     "relative_mollifier_tv": "ldpsample.mollifier.tv",
+    "relative_mollifier_tv_sparse": "ldpsample.mollifier.sparse",
     "release_minimax": "ldpsample.sampling",
-    "sample_minimax_sparse": "ldpsample.minimax_sparse",
     "sample_categorical": "ldpsample.sampling",
+    "sample_minimax_sparse": "ldpsample.minimax_sparse",
+    "sparse_mollifier": "ldpsample.mollifier.sparse",
     "tv_distance": "ldpsample.divergences",
     "worst_case_divergence": "ldpsample.audit",
 }
@@ -78,6 +86,8 @@ __all__ = [
     "TV",
     "Divergence",
     "MinimaxKernel",
+    "SparseMollifier",
+    "SparseProjection",
     "__version__",
     "apply_minimax",
     "binary_kernel",
@@ -98,6 +108,7 @@ __all__ = [
     "minimax_realized_epsilon",
     "minimax_risk",
     "mollifier_bounds",
+    "mollifier_divergences_sparse",
     "mollifier_projection",
     "mollifier_tv_value",
     "nonlinear_minimax",
@@ -105,12 +116,17 @@ __all__ = [
     "point_mass_divergence",
     "preserves_prior",
     "randomized_response",
+    "randomized_response_divergences_sparse",
+    "randomized_response_sparse",
     "realized_epsilon",
     "relative_mollifier_kl",
+    "relative_mollifier_kl_sparse",
     "relative_mollifier_tv",
+    "relative_mollifier_tv_sparse",
     "release_minimax",
     "sample_categorical",
     "sample_minimax_sparse",
+    "sparse_mollifier",
     "tv_distance",
     "worst_case_divergence",
 ]
@@ -134,7 +150,13 @@ if TYPE_CHECKING:  # static analysers see the eager imports
         realized_epsilon,
         worst_case_divergence,
     )
-    from ldpsample.baselines import linear_minimax, nonlinear_minimax, randomized_response
+    from ldpsample.baselines import (
+        linear_minimax,
+        nonlinear_minimax,
+        randomized_response,
+        randomized_response_divergences_sparse,
+        randomized_response_sparse,
+    )
     from ldpsample.divergences import (
         CHI2,
         DIVERGENCES,
@@ -165,5 +187,13 @@ if TYPE_CHECKING:  # static analysers see the eager imports
     from ldpsample.mollifier.bounds import mollifier_bounds
     from ldpsample.mollifier.cvxpy_reference import mollifier_projection
     from ldpsample.mollifier.kl import relative_mollifier_kl
+    from ldpsample.mollifier.sparse import (
+        SparseMollifier,
+        SparseProjection,
+        mollifier_divergences_sparse,
+        relative_mollifier_kl_sparse,
+        relative_mollifier_tv_sparse,
+        sparse_mollifier,
+    )
     from ldpsample.mollifier.tv import mollifier_tv_value, relative_mollifier_tv
     from ldpsample.sampling import inverse_cdf, release_minimax, sample_categorical

@@ -1,11 +1,14 @@
 """Baselines without public data: randomized response and the samplers of Park et al. (2024).
 
-Uses: numpy, ldpsample._types and ldpsample._validation.
+Uses: numpy, scipy, ldpsample._types, ldpsample._validation and ldpsample.minimax_sparse (the
+CSR checks).
 
 * :func:`randomized_response` — the n-ary randomized-response kernel, which is also the
   minimax-optimal kernel of Algorithm 1 for a uniform prior (Corollary 2 of Zamanlooy, Diaz and
   Asoodeh, AISTATS 2025).
-* :func:`linear_minimax` — ``P @ RR``, the optimal *linear* private sampler.
+* :func:`linear_minimax` — ``P @ RR``, the optimal *linear* private sampler;
+  :func:`randomized_response_sparse` and :func:`randomized_response_divergences_sparse` — the
+  same for sparse users (CSR histograms), O(k) per user with k items.
 * :func:`nonlinear_minimax` — the minimax-optimal private sampler of Park et al. (NeurIPS 2024),
   ``Q = max(p / r, 1 / (e^ε + n - 1))`` with ``r > 0`` chosen so that ``Q`` sums to 1.
 
@@ -18,11 +21,19 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.special import rel_entr
 
 from ldpsample._types import FloatArray
 from ldpsample._validation import check_distributions, check_epsilon, check_integer
+from ldpsample.minimax_sparse import check_csr, csr_masses
 
-__all__ = ["linear_minimax", "nonlinear_minimax", "randomized_response"]
+__all__ = [
+    "linear_minimax",
+    "nonlinear_minimax",
+    "randomized_response",
+    "randomized_response_divergences_sparse",
+    "randomized_response_sparse",
+]
 
 
 def _rr_weights(n: int, epsilon: float) -> tuple[float, float]:
@@ -134,3 +145,74 @@ def nonlinear_minimax(P: ArrayLike, *, epsilon: float) -> FloatArray:
     gain = (1.0 + (k_star[:, None] - 1) * t) / (scale * s_star)
     out = np.maximum(P2 * gain, t / scale)
     return out[0] if squeeze else out
+
+
+def _sparse_rr(indptr, indices, data, n, epsilon):
+    eps = check_epsilon(epsilon)
+    size = check_integer(n, name="n", minimum=1)
+    ptr, idx, values = check_csr(size, indptr, indices, data, of="randomized response")
+    row, p, lengths = csr_masses(ptr, idx, values, size)
+    if lengths.size and not lengths.min() > 0:
+        raise ValueError(
+            f"row {int(np.argmin(lengths))} is empty: randomized response needs each user's "
+            "data (it has no public prior to stand for a user without any)"
+        )
+    diagonal, off = _rr_weights(size, eps)
+    return row, p, lengths, p * (diagonal - off) + off, off
+
+
+def randomized_response_sparse(
+    indptr: ArrayLike, indices: ArrayLike, data: ArrayLike, *, n: int, epsilon: float
+) -> tuple[FloatArray, float]:
+    """``p RR`` of sparse users (CSR histograms): its value at each entry and off the support.
+
+    ``(pRR)_j = ((e^ε - 1) p_j + 1) / (e^ε + n - 1)`` (:func:`linear_minimax` with
+    ``sum_i p_i = 1``): on row ``u``'s support from its own entries, and ``1 / (e^ε + n - 1)``
+    at every other item. O(k) per user with k items.
+
+    Parameters
+    ----------
+    indptr, indices, data
+        The users' histograms in CSR form (as :func:`ldpsample.minimax_divergences_sparse`);
+        every row non-empty.
+    n
+        Number of items (integer >= 1).
+    epsilon
+        Privacy parameter ε >= 0.
+
+    Returns
+    -------
+    (values, off) : tuple of numpy.ndarray and float
+        ``values[e]`` is ``(pRR)_j`` at CSR entry ``e``; ``off`` the value at any item off the
+        row's support. Equal to ``linear_minimax`` on the dense rows within rounding (tested to
+        1e-12).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For malformed CSR arrays, items outside ``[0, n)``, negative or non-finite counts, a
+        row listing an item twice, a row whose counts sum to 0 or an empty row.
+    """
+    _, _, _, values, off = _sparse_rr(indptr, indices, data, n, epsilon)
+    return values, off
+
+
+def randomized_response_divergences_sparse(
+    indptr: ArrayLike, indices: ArrayLike, data: ArrayLike, *, n: int, epsilon: float
+) -> tuple[FloatArray, FloatArray]:
+    """``TV(p, pRR)`` and ``KL(p || pRR)`` of each sparse user, O(k) per user with k items.
+
+    Off the support ``p_j = 0`` and ``(pRR)_j = m = 1 / (e^ε + n - 1)``: those ``n - k`` items
+    add ``m / 2`` each to TV and nothing to KL, so
+    ``TV = (sum_{supp} |p_j - (pRR)_j| + (n - k) m) / 2`` and
+    ``KL = sum_{supp} p_j log(p_j / (pRR)_j)``. Equal to ``tv_distance(P, linear_minimax(P))``
+    and ``kl_divergence(...)`` on the dense rows within rounding (tested to 1e-12).
+
+    Parameters, raises: as :func:`randomized_response_sparse`.
+    """
+    row, p, lengths, values, off = _sparse_rr(indptr, indices, data, n, epsilon)
+    users = lengths.size
+    gap = np.bincount(row, weights=np.abs(p - values), minlength=users)
+    tv = 0.5 * (gap + (n - lengths) * off)
+    kl = np.bincount(row, weights=rel_entr(p, values), minlength=users)
+    return tv.astype(np.float64, copy=False), kl.astype(np.float64, copy=False)

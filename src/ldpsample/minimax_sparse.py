@@ -80,6 +80,14 @@ def _check_csr(
     entries; ``indices`` are items of the kernel; ``data`` are finite non-negative counts.
     Repeated items within a row and rows whose counts sum to 0 are found (and named) while the
     rows are sorted, see :func:`_blocks`."""
+    return check_csr(kernel.n, indptr, indices, data, of="the kernel")
+
+
+def check_csr(
+    n: int, indptr: ArrayLike, indices: ArrayLike, data: ArrayLike, *, of: str
+) -> tuple[NDArray[np.int64], NDArray[np.int64], FloatArray]:
+    """Library-internal: :func:`_check_csr` for ``n`` items (``of`` names them in errors); the
+    sparse mollifiers and randomized response share it."""
     ptr = _integer_vector(indptr, "indptr")
     idx = _integer_vector(indices, "indices")
     values = np.asarray(data)
@@ -106,11 +114,11 @@ def _check_csr(
             f"{values.size} must be equal"
         )
     if idx.size:
-        bad = (idx < 0) | (idx >= kernel.n)
+        bad = (idx < 0) | (idx >= n)
         if bad.any():
             at = int(np.argmax(bad))
             raise ValueError(
-                f"indices must be items in [0, {kernel.n}) of the kernel, got "
+                f"indices must be items in [0, {n}) of {of}, got "
                 f"{idx[at].item()!r} at position {at}"
             )
         bad = ~(np.isfinite(values) & (values >= 0))
@@ -485,3 +493,40 @@ def inverse_cdf_sorted(
     cdf = np.cumsum(P[:, kernel.order], axis=1)
     target = _below_total(u, cdf[:, -1])
     return kernel.order[np.count_nonzero(cdf <= target[:, None], axis=1)]
+
+
+def csr_masses(
+    ptr: NDArray[np.int64], idx: NDArray[np.int64], values: FloatArray, n: int
+) -> tuple[NDArray[np.intp], FloatArray, NDArray[np.int64]]:
+    """Library-internal: ``(row, p, lengths)`` of checked CSR arrays (:func:`check_csr`): each
+    entry's row, its mass ``p`` (the count over its row's total, summed in entry order by one
+    ``bincount``, so a row's masses depend on its own entries only) and each row's length.
+
+    Raises ``ValueError`` for a row listing an item twice or a non-empty row whose counts sum
+    to 0 (empty rows are the caller's to accept or refuse). O(nnz) when each row's items are
+    increasing (as ``scipy.sparse`` and :func:`ldpsample.events.priors.csr_rows` give them),
+    one sort of the entries otherwise.
+    """
+    lengths = np.diff(ptr)
+    users = lengths.size
+    row = np.repeat(np.arange(users), lengths)
+    if idx.size > 1:
+        same_row = row[1:] == row[:-1]
+        if not (idx[1:] > idx[:-1])[same_row].all():
+            keys = np.sort(row.astype(np.int64) * n + idx)
+            repeated = keys[1:] == keys[:-1]
+            if repeated.any():
+                key = keys[int(np.argmax(repeated))].item()
+                raise ValueError(
+                    f"row {key // n} lists item {key % n} more than once; sum repeated entries "
+                    "first (scipy.sparse: sum_duplicates())"
+                )
+    total = np.bincount(row, weights=values, minlength=users)
+    zero = (total <= 0) & (lengths > 0)
+    if zero.any():
+        user = int(np.argmax(zero))
+        raise ValueError(
+            f"row {user} has counts summing to 0; an empty row (no entries) stands for a user "
+            "with no data"
+        )
+    return row, values / total[row], lengths

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -33,21 +33,26 @@ from numpy.typing import NDArray
 from ldpsample._threads import check_threads
 from ldpsample._validation import check_distributions
 from ldpsample.audit import randomized_response_realized_epsilon
-from ldpsample.baselines import linear_minimax
+from ldpsample.baselines import linear_minimax, randomized_response_divergences_sparse
 from ldpsample.divergences import kl_divergence, tv_distance
 from ldpsample.events import release as _release
 from ldpsample.events.priors import (
     DENSE_ITEMS,
     UserMeanFold,
     csr_rows,
-    dense_counts,
     normalised,
     pooled_masses,
 )
 from ldpsample.events.schemas import AUDIT_SCHEMA, METHODS
 from ldpsample.minimax import apply_minimax
 from ldpsample.minimax_sparse import minimax_divergences_sparse
-from ldpsample.mollifier import relative_mollifier_kl, relative_mollifier_tv
+from ldpsample.mollifier import (
+    SparseMollifier,
+    mollifier_divergences_sparse,
+    relative_mollifier_kl,
+    relative_mollifier_tv,
+    sparse_mollifier,
+)
 from ldpsample.pipeline.progress import progress as _progress
 
 __all__ = [
@@ -62,6 +67,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 PRIORS = ("user_mean", "pooled", "uniform")
+#: Users per chunk of a sparse subcategory (one thread's task, one step of its progress): a few
+#: tens of MiB of working arrays at ~20 items per user.
+SPARSE_CHUNK_USERS = 1 << 16
 #: Priors read from a priors table: a public table's q on the items that kept users hold, a
 #: release spec's q on its full domain, or q computed over every bucket's users (``given``).
 TABLE_PRIORS = ("table", "spec", "given")
@@ -159,12 +167,19 @@ def _user_chunks(users: int, chunk_users: int, threads: int) -> list[tuple[int, 
 
 
 def _in_order(
-    pool: ThreadPoolExecutor | None, work: Callable[[Any], Any], tasks: list[Any]
-) -> list[Any]:
-    """``work`` on every task, results in the tasks' order (on the pool's threads if any)."""
+    pool: ThreadPoolExecutor | None,
+    work: Callable[[Any], Any],
+    tasks: list[Any],
+    *,
+    lazy: bool = False,
+) -> list[Any] | Iterator[Any]:
+    """``work`` on every task, results in the tasks' order (on the pool's threads if any);
+    ``lazy`` returns them as they come (for a progress bar) instead of as a list."""
     if pool is None or len(tasks) <= 1:
-        return [work(task) for task in tasks]
-    return list(pool.map(work, tasks))
+        results = (work(task) for task in tasks)
+    else:
+        results = pool.map(work, tasks)
+    return results if lazy else list(results)
 
 
 def evaluate_attribute(
@@ -204,10 +219,13 @@ def evaluate_attribute(
         elementwise closed form :func:`ldpsample.baselines.linear_minimax`).
 
     Subcategories of more than :data:`~ldpsample.events.priors.DENSE_ITEMS` items are evaluated
-    without a dense users x items matrix: minimax TV and KL per user in O(k log n) for k items
-    (:func:`ldpsample.minimax_divergences_sparse`), a data-derived prior from the sparse rows;
-    the mollifiers and randomized response, when asked for, still build dense rows, chunk by
-    chunk of users (O(n) per user).
+    without a dense users x items matrix, every method in O(k log k) per user with k items
+    after O(n log n) per subcategory and ε: minimax
+    (:func:`ldpsample.minimax_divergences_sparse`), the mollifiers
+    (:func:`ldpsample.mollifier.mollifier_divergences_sparse`) and randomized response
+    (:func:`ldpsample.baselines.randomized_response_divergences_sparse`), with a data-derived
+    prior from the sparse rows. With ``progress``, such a subcategory also shows its users
+    done and their rate, chunk by chunk of :data:`SPARSE_CHUNK_USERS` users.
 
     Raises
     ------
@@ -218,13 +236,14 @@ def evaluate_attribute(
     eps_list = sorted(float(e) for e in epsilons)
     make_kernel = kernel or _release.minimax_release_kernel
     workers = check_threads(threads) or min(os.cpu_count() or 1, 8)
-    rows = histograms.filter(pl.col("attribute") == attribute)
+    same = histograms["attribute"] == attribute
+    rows = histograms if same.all() else histograms.filter(same)
     schema = per_user_schema(methods)
     # Parts per ε, each in (subcategory, user) order: concatenated ε by ε they are the tables'
     # sorted order (polars and Python order strings alike, by code point), with no sort.
     per_user: dict[float, list[pl.DataFrame]] = {eps: [] for eps in eps_list}
     audit = []
-    parts = rows.partition_by("subcategory", as_dict=True, maintain_order=True)
+    parts = _subcategory_parts(rows)
     subcategories = sorted(key for (key,) in parts)
     pool = ThreadPoolExecutor(workers) if workers > 1 else None
     # Enough subcategories: each thread takes whole ones (building a matrix is half the work);
@@ -244,6 +263,7 @@ def evaluate_attribute(
         chunk_users=chunk_users,
         workers=workers,
         pool=None if by_subcategory else pool,
+        progress=progress and not by_subcategory,
     )
     try:
         results = (
@@ -283,6 +303,7 @@ def _evaluate_subcategory(
     chunk_users: int,
     workers: int,
     pool: ThreadPoolExecutor | None,
+    progress: bool = False,
 ) -> tuple[list[pl.DataFrame], list[tuple]]:
     """One subcategory of :func:`evaluate_attribute`: its per-user frame of every ε (in order)
     and its audit rows; chunks of users on ``pool`` if given."""
@@ -322,10 +343,28 @@ def _evaluate_subcategory(
                 what=f"{what}, randomized_response kernel",
             )
             audit.append((attribute, subcategory, eps, "randomized_response", n, realized))
+        mollifier = None
+        if sub.P is None and {"mollifier_tv", "mollifier_kl"} & set(methods):
+            mollifier = sparse_mollifier(q, epsilon=eps)
         work = functools.partial(
-            _chunk_values, sub, q=q, K_minimax=K_minimax, eps=eps, methods=methods
+            _chunk_values,
+            sub,
+            q=q,
+            K_minimax=K_minimax,
+            mollifier=mollifier,
+            eps=eps,
+            methods=methods,
         )
-        done = _in_order(pool, work, chunks)
+        done = list(
+            _progress(
+                _in_order(pool, work, chunks, lazy=True),
+                desc=f"{attribute}={subcategory!r}, ε {eps:g}: chunks of {chunks[0][1]:,} users"
+                if chunks
+                else f"{attribute}={subcategory!r}",
+                total=len(chunks),
+                enabled=progress and sub.P is None,
+            )
+        )
         columns = {
             c: (np.concatenate([d[c] for d in done]) if done else np.empty(0))
             for c in list(schema)[4:]
@@ -360,8 +399,8 @@ def _evaluate_subcategory(
 @dataclass(frozen=True)
 class _Users:
     """One subcategory's users: dense (``P``, ``counts``: users x items, at most
-    :data:`DENSE_ITEMS` items) or sparse (CSR ``indptr, indices, data`` of the counts, and the
-    rows of a dense chunk for the methods that need one)."""
+    :data:`DENSE_ITEMS` items) or sparse (CSR ``indptr, indices, data`` of the counts, in
+    chunks of ``chunk`` users)."""
 
     n: int
     P: NDArray[np.float64] | None = None
@@ -370,15 +409,6 @@ class _Users:
     indices: NDArray[np.int64] | None = None
     data: NDArray[np.float64] | None = None
     chunk: int = 4096
-
-    def dense_rows(self, start: int, stop: int) -> NDArray[np.float64]:
-        """``P[start:stop]`` (built from the sparse rows if needed)."""
-        if self.P is not None:
-            return self.P[start:stop]
-        ptr = self.indptr[start : stop + 1]
-        lo, hi = int(ptr[0]), int(ptr[-1])
-        counts = dense_counts(ptr - lo, self.indices[lo:hi], self.data[lo:hi], self.n)
-        return check_distributions(counts / counts.sum(axis=1, keepdims=True), name="P")
 
 
 def _subcategory(
@@ -396,11 +426,10 @@ def _subcategory(
     indptr, indices, data = csr_rows(
         user_index, item_index, rows["count"].to_numpy().astype(float), user_series.len()
     )
-    chunk = max(16, (1 << 20) // n)
     return (
         user_series,
         item_series,
-        _Users(indptr=indptr, indices=indices, data=data, chunk=chunk, n=n),
+        _Users(indptr=indptr, indices=indices, data=data, chunk=SPARSE_CHUNK_USERS, n=n),
     )
 
 
@@ -410,26 +439,22 @@ def _chunk_values(
     *,
     q: NDArray[np.float64],
     K_minimax: object,
+    mollifier: SparseMollifier | None,
     eps: float,
     methods: Sequence[str],
 ) -> dict[str, NDArray[np.float64]]:
     """Every method's divergences for the users ``bounds`` of a subcategory (one thread)."""
+    if sub.P is None:
+        return _sparse_chunk_values(
+            sub, bounds, K_minimax=K_minimax, mollifier=mollifier, eps=eps, methods=methods
+        )
     start, stop = bounds
     values: dict[str, NDArray[np.float64]] = {}
-    needs_dense = sub.P is not None or any(m != "minimax" for m in methods)
-    Pc = sub.dense_rows(start, stop) if needs_dense else None
+    Pc = sub.P[start:stop]
     if K_minimax is not None:
-        if sub.P is not None:
-            R = apply_minimax(Pc, K_minimax, threads=1, check_input=False)
-            values["tv_minimax"] = tv_distance(Pc, R)
-            values["kl_minimax"] = kl_divergence(Pc, R)
-        else:
-            ptr = sub.indptr[start : stop + 1]
-            lo, hi = int(ptr[0]), int(ptr[-1])
-            tv, kl = minimax_divergences_sparse(
-                K_minimax, ptr - lo, sub.indices[lo:hi], sub.data[lo:hi]
-            )
-            values["tv_minimax"], values["kl_minimax"] = tv, kl
+        R = apply_minimax(Pc, K_minimax, threads=1, check_input=False)
+        values["tv_minimax"] = tv_distance(Pc, R)
+        values["kl_minimax"] = kl_divergence(Pc, R)
     if "mollifier_tv" in methods:
         values["tv_mollifier_tv"] = tv_distance(
             Pc, relative_mollifier_tv(Pc, q, epsilon=eps, check_input=False)
@@ -445,15 +470,44 @@ def _chunk_values(
     return values
 
 
+def _sparse_chunk_values(
+    sub: _Users,
+    bounds: tuple[int, int],
+    *,
+    K_minimax: object,
+    mollifier: SparseMollifier | None,
+    eps: float,
+    methods: Sequence[str],
+) -> dict[str, NDArray[np.float64]]:
+    """:func:`_chunk_values` of a sparse subcategory: every method on the CSR rows."""
+    start, stop = bounds
+    ptr = sub.indptr[start : stop + 1]
+    lo, hi = int(ptr[0]), int(ptr[-1])
+    rows = (ptr - lo, sub.indices[lo:hi], sub.data[lo:hi])
+    values: dict[str, NDArray[np.float64]] = {}
+    if K_minimax is not None:
+        values["tv_minimax"], values["kl_minimax"] = minimax_divergences_sparse(K_minimax, *rows)
+    if "mollifier_tv" in methods:
+        values["tv_mollifier_tv"] = mollifier_divergences_sparse(mollifier, *rows, projection="tv")[
+            0
+        ]
+    if "mollifier_kl" in methods:
+        values["kl_mollifier_kl"] = mollifier_divergences_sparse(mollifier, *rows, projection="kl")[
+            1
+        ]
+    if "randomized_response" in methods:
+        tv, kl = randomized_response_divergences_sparse(*rows, n=sub.n, epsilon=eps)
+        values["tv_randomized_response"], values["kl_randomized_response"] = tv, kl
+    return values
+
+
 def _subcategory_index(
     rows: pl.DataFrame, items: pl.Series | None
 ) -> tuple[pl.Series, pl.Series, tuple[NDArray[np.intp], NDArray[np.intp]]]:
     """Sorted users and items (or ``items`` in its order) and each row's indices among them."""
-    users = rows["user"].unique().sort()
-    user_index = (rows["user"].rank("dense") - 1).to_numpy().astype(np.intp)
+    users, user_index = _sorted_index(rows["user"])
     if items is None:
-        items = rows["item"].unique().sort()
-        item_index = (rows["item"].rank("dense") - 1).to_numpy().astype(np.intp)
+        items, item_index = _sorted_index(rows["item"])
     else:
         positions = pl.DataFrame({"item": items, "_j": np.arange(items.len())})
         index = rows.select("item").join(positions, on="item", how="left", maintain_order="left")
@@ -461,6 +515,37 @@ def _subcategory_index(
             raise ValueError("histogram rows hold items outside the spec's domain")
         item_index = index["_j"].to_numpy().astype(np.intp)
     return users, items, (user_index, item_index)
+
+
+def _sorted_index(values: pl.Series) -> tuple[pl.Series, NDArray[np.intp]]:
+    """The sorted distinct ``values`` and each row's index among them (a dense rank; polars
+    orders strings by their UTF-8 bytes, which is code point order, as numpy's sort).
+
+    Values already sorted (a histogram table's users) are numbered by their runs in one pass;
+    others by a hash lookup into the sorted distinct values (a rank of every row sorts them
+    all: four times slower on 8 x 10^6 item ids)."""
+    if values.is_sorted():
+        change = values.ne_missing(values.shift(1))
+        index = (change.cum_sum() - 1).to_numpy().astype(np.intp)
+        return values.filter(change), index
+    distinct = values.unique().sort()
+    index = values.replace_strict(
+        distinct, pl.int_range(distinct.len(), eager=True), return_dtype=pl.Int64
+    )
+    return distinct, index.to_numpy().astype(np.intp)
+
+
+def _subcategory_parts(rows: pl.DataFrame) -> dict[tuple[str], pl.DataFrame]:
+    """Each subcategory's rows (in their order): slices of ``rows`` when it is sorted by
+    subcategory (a histogram table is), else ``partition_by``."""
+    column = rows["subcategory"]
+    if not column.is_sorted():
+        return rows.partition_by("subcategory", as_dict=True, maintain_order=True)
+    starts = np.flatnonzero(column.ne_missing(column.shift(1)).to_numpy())
+    ends = np.append(starts[1:], rows.height)
+    return {
+        (column[int(a)],): rows.slice(int(a), int(b - a)) for a, b in zip(starts, ends, strict=True)
+    }
 
 
 def _concat(frames: list[pl.DataFrame], schema: dict[str, pl.DataType]) -> pl.DataFrame:

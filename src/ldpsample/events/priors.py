@@ -60,8 +60,11 @@ def csr_rows(
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
     """CSR arrays ``(indptr, indices, data)`` of cells ``(user_index, item_index, counts)``
     (one cell per (user, item)), rows in user order and items ascending within a row."""
-    order = np.lexsort((item_index, user_index))
-    if not np.array_equal(order, np.arange(order.shape[0])):
+    # Rows already in (user, item) order (a sorted histogram table) skip the sort: one pass.
+    step = np.diff(user_index)
+    in_order = bool(np.all((step > 0) | ((step == 0) & (np.diff(item_index) > 0))))
+    if not in_order:
+        order = np.lexsort((item_index, user_index))
         user_index, item_index, counts = user_index[order], item_index[order], counts[order]
     indptr = np.zeros(users + 1, dtype=np.int64)
     np.cumsum(np.bincount(user_index, minlength=users), out=indptr[1:])

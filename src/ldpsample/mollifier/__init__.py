@@ -27,6 +27,11 @@ This package computes that projection, one module per concern:
 * :mod:`~ldpsample.mollifier.cvxpy_reference` -- :func:`mollifier_projection`, a cvxpy reference
   for any divergence carrying a ``cvxpy_objective`` (open-source solvers only), solved in
   stacked batches of users;
+* :mod:`~ldpsample.mollifier.sparse` -- :func:`relative_mollifier_tv_sparse`,
+  :func:`relative_mollifier_kl_sparse` and :func:`mollifier_divergences_sparse`: both
+  projections and their TV and KL for sparse users (CSR histograms) in O(k log k) per user
+  with k items, the items off a user's support handled in aggregate (:func:`sparse_mollifier`
+  holds the per-(q, ε) sums, O(n log n) once);
 * :mod:`~ldpsample.mollifier.bounds` -- :func:`mollifier_bounds`, the bounds of ``M``, and the
   validation and the fill onto sum 1 that every projection shares;
   :mod:`~ldpsample.mollifier.chunks` -- the row blocks of the closed forms.
@@ -48,18 +53,33 @@ Conventions shared by every function of the package:
 
 This ``__init__`` only re-exports the public names. Imports between the modules run one way:
 ``bounds``, ``chunks`` and ``kl_normaliser`` use no sibling; ``kl`` uses those three; ``tv``
-uses ``bounds`` and ``chunks``; ``cvxpy_reference`` uses ``bounds``.
+uses ``bounds`` and ``chunks``; ``cvxpy_reference`` uses ``bounds``; ``sparse`` uses ``bounds``
+and ``kl_normaliser``.
 """
 
 from ldpsample.mollifier.bounds import mollifier_bounds
 from ldpsample.mollifier.cvxpy_reference import mollifier_projection
 from ldpsample.mollifier.kl import relative_mollifier_kl
+from ldpsample.mollifier.sparse import (
+    SparseMollifier,
+    SparseProjection,
+    mollifier_divergences_sparse,
+    relative_mollifier_kl_sparse,
+    relative_mollifier_tv_sparse,
+    sparse_mollifier,
+)
 from ldpsample.mollifier.tv import mollifier_tv_value, relative_mollifier_tv
 
 __all__ = [
+    "SparseMollifier",
+    "SparseProjection",
     "mollifier_bounds",
+    "mollifier_divergences_sparse",
     "mollifier_projection",
     "mollifier_tv_value",
     "relative_mollifier_kl",
+    "relative_mollifier_kl_sparse",
     "relative_mollifier_tv",
+    "relative_mollifier_tv_sparse",
+    "sparse_mollifier",
 ]
