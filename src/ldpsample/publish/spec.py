@@ -108,6 +108,9 @@ class ReleaseSpec:
         True when the draws come from a ``release_seed`` (reproducible: not for publication).
     provenance
         Where the prior, items and subcategories came from.
+    population
+        The operator's name for the people released (the ledger keys spend by population and
+        user; a reused spec passes it on).
     """
 
     name: str
@@ -120,6 +123,7 @@ class ReleaseSpec:
     participation: Mapping[str, Any] | None = None
     seeded: bool = False
     provenance: Mapping[str, Any] = field(default_factory=dict)
+    population: str = "default"
 
     @property
     def subcategories(self) -> list[tuple[str, str]]:
@@ -174,6 +178,7 @@ class ReleaseSpec:
                 }
             ),
             "provenance": dict(self.provenance),
+            "population": self.population,
         }
 
 
@@ -249,4 +254,5 @@ def read_spec(path: PathLike) -> ReleaseSpec:
         participation=manifest["participation"],
         seeded=not manifest["randomness"]["publishable"],
         provenance=manifest["provenance"],
+        population=str(manifest.get("population", "default")),
     )
