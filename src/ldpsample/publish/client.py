@@ -150,6 +150,12 @@ def planned_spend(
         )
     else:
         names = hist["user"].unique() if users is None else pl.Series([str(u) for u in users])
+        stray = hist["user"].unique().filter(~hist["user"].unique().is_in(names.implode()))
+        if stray.len():
+            raise ValueError(
+                f"{stray.len()} users with data are not in users (e.g. {stray.sort()[0]!r}); "
+                "every user of the table must be listed"
+            )
         per_user = pl.DataFrame({"user": names.unique(), "subs": subs}).cast(
             {"user": pl.String, "subs": pl.Int64}
         )
