@@ -156,9 +156,10 @@ def test_a_release_writes_the_spec_the_draws_and_the_ledger_and_publish_holds_no
     }
     readme = (folder / "README.md").read_text()
     assert "ldpsample estimate <this folder> --out <table.csv>" in readme
-    assert "not for publication" in readme and index["files"]["released/eps~4.parquet"][
-        "sha256"
-    ] in readme
+    assert (
+        "not for publication" in readme
+        and index["files"]["released/eps~4.parquet"]["sha256"] in readme
+    )
     # operator-only files stay outside publish/
     for private in (
         "per_user.parquet",
