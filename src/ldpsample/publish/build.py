@@ -289,7 +289,8 @@ def _refuse_private_prior(
     resolved = {f.resolve(): f for f in private_files}
     sizes: dict[int, list[Path]] = {}
     for f in private_files:
-        sizes.setdefault(f.stat().st_size, []).append(f)
+        if f.is_file():  # a table another rule has not made yet cannot be a copy
+            sizes.setdefault(f.stat().st_size, []).append(f)
     hashes: dict[Path, str] = {}
     for f in public_files:
         same = resolved.get(f.resolve())

@@ -109,8 +109,16 @@ def canonical_user_ids(users: Iterable[object], *, key: str) -> list[str]:
         Naming ``key`` and the ids, when two different ids of the same table would be one key
         (e.g. ``"1"`` and ``"001"``): ambiguous, since the ledger could not tell them apart.
     """
-    texts = [str(u) for u in users]
-    canonical = [str(int(float(t))) if _INTEGER_SPELLING.match(t) else t for t in texts]
+    texts = pl.Series("id", list(users)).cast(pl.String)
+    digits = texts.str.replace(r"^[+-]", "").str.replace(r"\.0*$", "").str.strip_chars_start("0")
+    digits = pl.select(pl.when(digits == "").then(pl.lit("0")).otherwise(digits)).to_series()
+    negative = texts.str.starts_with("-") & (digits != "0")
+    integer = texts.str.contains(_INTEGER_SPELLING.pattern)
+    canonical = pl.select(
+        pl.when(integer)
+        .then(pl.when(negative).then(pl.lit("-") + digits).otherwise(digits))
+        .otherwise(texts)
+    ).to_series()
     frame = pl.DataFrame({"id": texts, "key": canonical}).unique()
     clash = frame.filter(pl.len().over("key") > 1).sort("key", "id")
     if clash.height:
@@ -120,7 +128,7 @@ def canonical_user_ids(users: Iterable[object], *, key: str) -> list[str]:
             f"integer are keyed by its decimal {clash['key'][0]!r}); {clash.height} ids are "
             "ambiguous. Give the users distinct ids (e.g. a string prefix) before releasing"
         )
-    return canonical
+    return canonical.to_list()
 
 
 class LedgerTransaction:
