@@ -109,7 +109,10 @@ def canonical_user_ids(users: Iterable[object], *, key: str) -> list[str]:
         Naming ``key`` and the ids, when two different ids of the same table would be one key
         (e.g. ``"1"`` and ``"001"``): ambiguous, since the ledger could not tell them apart.
     """
-    texts = pl.Series("id", list(users)).cast(pl.String)
+    if isinstance(users, pl.Series):
+        texts = users.cast(pl.String).rename("id")
+    else:
+        texts = pl.Series("id", [str(u) for u in users], dtype=pl.String)
     digits = texts.str.replace(r"^[+-]", "").str.replace(r"\.0*$", "").str.strip_chars_start("0")
     digits = pl.select(pl.when(digits == "").then(pl.lit("0")).otherwise(digits)).to_series()
     negative = texts.str.starts_with("-") & (digits != "0")

@@ -179,7 +179,7 @@ def publish_release(
     _clean_leftovers(folder)
     book = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
     hist = histograms.with_columns(
-        pl.Series("user", canonical_user_ids(histograms["user"].to_list(), key=key))
+        pl.Series("user", canonical_user_ids(histograms["user"], key=key))
     )
     roster = None if users is None else canonical_user_ids(users, key=key)
     audit_spec(spec, kernel=kernel)
