@@ -1,7 +1,7 @@
 """The README.md of a published folder: what each file is, its ε, what a reader may conclude,
 and the one command that estimates from it.
 
-Uses: this package's spec; no other ldpsample module.
+Uses: this package's spec and exactness; no other ldpsample module.
 
 The text is a function of the spec and of ``release.json``'s content only (public), so it is
 as publishable as they are.
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ldpsample.publish.exactness import RELATIVE_EXCESS
 from ldpsample.publish.spec import ReleaseSpec
 
 __all__ = ["ESTIMATE_COMMAND", "publication_readme"]
@@ -50,8 +51,8 @@ def publication_readme(spec: ReleaseSpec, index: Mapping[str, Any]) -> str:
 Each user released, {membership}, {spec.samples} item(s) per subcategory and ε, drawn from
 p·K_(q,ε): the minimax-optimal ε-LDP sampler (Zamanlooy, Diaz & Asoodeh, AISTATS 2025,
 Algorithm 1) with the public prior q of `spec/domain.csv`. Each file is ε-LDP for every user at
-its ε; together they cost each user at most {spec.budget_bound!r} (subcategories × Σε ×
-samples).
+its ε (to within a factor 1 + {RELATIVE_EXCESS:g} of ε over the 2**-53 grid of the uniforms);
+together they cost each user at most {spec.budget_bound!r} (subcategories × Σε × samples).
 
 | file | ε | rows | sha256 |
 |---|---|---|---|
