@@ -295,7 +295,7 @@ def test_a_budget_is_checked_with_the_spend_of_every_spelling_of_a_user(tmp_path
         publish_release(uniform_spec(), hist, users=["001", "2.0", "+3"], **options)
 
 
-def test_private_files_are_0600_and_their_new_folders_0700(tmp_path):
+def test_private_files_are_0600_and_their_folders_0700(tmp_path):
     frame = pl.DataFrame({"user": ["u1"]})
     write_parquet(frame, tmp_path / "work/a/roster.parquet", private=True)
     write_csv(frame, tmp_path / "pub/b.csv")

@@ -206,7 +206,7 @@ def test_a_reused_spec_runs_without_the_old_entry_from_any_folder_and_shares_the
     assert str(tmp_path) not in text and '"path": "specs/ml1m"' in text
 
 
-def test_private_files_are_0600(wd):
+def test_private_files_are_0600_in_0700_folders(wd):
     run(wd, {"t": secure()})
     base = wd / "results/events/t"
     mode = lambda p: stat.S_IMODE(os.stat(p).st_mode)  # noqa: E731
@@ -219,5 +219,6 @@ def test_private_files_are_0600(wd):
         *base.glob("work/attribute~*/histograms.parquet"),
     ):
         assert mode(private) == 0o600, private
-    assert mode(wd / "privacy") == 0o700
+    assert mode(wd / "privacy") == 0o700 and mode(base / "work") == 0o700
+    assert all(mode(p) == 0o700 for p in base.glob("work/attribute~*"))
     assert mode(base / "publish/released/eps~1.parquet") & 0o044  # the publication is readable

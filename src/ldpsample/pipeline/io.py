@@ -8,8 +8,8 @@ fails, the temporary file is removed and the destination is left as it was.
 
 Results are written 0666 less the umask (readable by the others sharing the folder); a
 *private* file (``private=True``: a ledger's totals, users' histograms, per-user tables, a
-roster) keeps the temporary file's 0600 and its new folders are made 0700, so users' data is
-never readable by anyone but the operator.
+roster) keeps the temporary file's 0600 and its folder is made 0700, so users' data is never
+readable by anyone but the operator.
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ def atomic_path(
 ) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it onto ``path`` on success.
 
-    ``private``: the file stays 0600 and missing folders are made 0700 (see the module
-    docstring); otherwise the file gets :func:`default_permissions`.
+    ``private``: the file stays 0600 and its folder becomes 0700 (see the module docstring);
+    otherwise the file gets :func:`default_permissions`.
 
     The temporary name keeps the destination's suffix, so libraries that choose a format by
     suffix (matplotlib, polars) behave as for the real name. With ``fsync`` (default) the
@@ -64,6 +64,8 @@ def atomic_path(
     """
     dest = Path(path)
     dest.parent.mkdir(mode=0o700 if private else 0o777, parents=True, exist_ok=True)
+    if private:  # also a folder Snakemake made for the output (with the umask's mode)
+        dest.parent.chmod(0o700)
     fd, tmp_name = tempfile.mkstemp(
         prefix=f".{dest.name}.", suffix=f".tmp{dest.suffix}", dir=dest.parent
     )
