@@ -5,11 +5,8 @@ Modules: :mod:`~ldpsample.publish.spec` (the spec and its files), :mod:`~ldpsamp
 (building it from public inputs only),
 :mod:`~ldpsample.publish.randomness` (secure and seeded uniforms),
 :mod:`~ldpsample.publish.client` (a spec and users' own histograms -> released items),
-:mod:`~ldpsample.publish.ledger` (every user's spent ε per population, outside ``results/``),
-:mod:`~ldpsample.publish.exactness` (the proved floating-point bound and the floor on q),
-:mod:`~ldpsample.publish.readme` (the published folder's README) and
-:mod:`~ldpsample.publish.publication` (budget check, ledger entry, draws and the published
-folder, in an order where every draw on disk is counted).
+:mod:`~ldpsample.publish.ledger` (every user's spent ε, outside ``results/``) and
+:mod:`~ldpsample.publish.publication` (budget check, draws and ledger entry as one step).
 It uses :mod:`ldpsample.events` (table reading, the release kernel and its audit), never the
 other way round.
 """
@@ -24,7 +21,6 @@ from ldpsample._lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "BudgetExceededError": "ldpsample.publish.ledger",
     "Ledger": "ldpsample.publish.ledger",
-    "LedgerConflictError": "ldpsample.publish.ledger",
     "PublishedRelease": "ldpsample.publish.publication",
     "Release": "ldpsample.publish.client",
     "ReleaseSpec": "ldpsample.publish.spec",
@@ -32,7 +28,6 @@ _EXPORTS: dict[str, str] = {
     "SeededUniforms": "ldpsample.publish.randomness",
     "SpecError": "ldpsample.publish.spec",
     "build_spec": "ldpsample.publish.build",
-    "canonical_user_ids": "ldpsample.publish.ledger",
     "check_release_budget": "ldpsample.publish.publication",
     "publish_release": "ldpsample.publish.publication",
     "read_spec": "ldpsample.publish.spec",
@@ -45,7 +40,6 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "BudgetExceededError",
     "Ledger",
-    "LedgerConflictError",
     "PublishedRelease",
     "Release",
     "ReleaseSpec",
@@ -53,7 +47,6 @@ __all__ = [
     "SeededUniforms",
     "SpecError",
     "build_spec",
-    "canonical_user_ids",
     "check_release_budget",
     "publish_release",
     "read_spec",
@@ -70,12 +63,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 if TYPE_CHECKING:  # static analysers see the eager imports
     from ldpsample.publish.build import build_spec
     from ldpsample.publish.client import Release, release_items
-    from ldpsample.publish.ledger import (
-        BudgetExceededError,
-        Ledger,
-        LedgerConflictError,
-        canonical_user_ids,
-    )
+    from ldpsample.publish.ledger import BudgetExceededError, Ledger
     from ldpsample.publish.publication import (
         PublishedRelease,
         check_release_budget,
