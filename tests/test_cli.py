@@ -200,8 +200,8 @@ def test_publish_runs_the_pipelines_target_with_ledger_and_budget_then_show(tmp_
     first = ldpsample(*publish)
     assert first.returncode == 0, first.stdout + first.stderr
     base = wd / "results/events/clicks"
-    released = json.loads((base / "publish/released/release.json").read_text())
-    assert released["spec_sha256"]
+    released = json.loads((base / "publish/release.json").read_text())
+    assert released["spec"]["sha256"] and released["publishable"]
     draws = pl.concat(
         pl.read_parquet(p) for p in sorted((base / "publish/released").glob("*.parquet"))
     )
@@ -212,20 +212,28 @@ def test_publish_runs_the_pipelines_target_with_ledger_and_budget_then_show(tmp_
     ledger = pl.read_csv(base / "ledger.csv")
     assert ledger["total_epsilon"].to_list() == [6.0] * events["user_id"].n_unique()
 
-    # a second release of the same users would spend 12 > 7: refused before any draw
+    # the same command again has nothing to do (no second spend)
+    again = ldpsample(*publish)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (
+        pl.read_csv(base / "ledger.csv")["total_epsilon"].to_list()
+        == ledger["total_epsilon"].to_list()
+    )
+    # a changed budget re-runs the release: the same users would spend 12 > 8, refused before
+    # any draw, and the published folder is the first release's
     (base / "publish").rename(base / "publish.first")
-    second = ldpsample(*publish)
+    second = ldpsample(*publish[:-4], "--budget", "8", *publish[-2:])
     assert second.returncode == 2
     assert "budget" in second.stdout + second.stderr
     assert "nothing new was published" in second.stderr
-    assert not (base / "publish/released/release.json").exists()
+    assert not (base / "publish").exists()
 
     shown = ldpsample("show", str(base / "publish.first/spec"), "--items", "2")
     assert shown.returncode == 0, shown.stderr
     assert "release spec 'clicks'" in shown.stdout
     assert "cost per run:   6.0 epsilon per user" in shown.stdout
     assert "country=de (6 items)" in shown.stdout and "... and 4 more items" in shown.stdout
-    ledger_file = wd / "privacy/clicks.ledger.sqlite"
+    ledger_file = wd / "privacy/ledger.sqlite"
     shown = ldpsample("show", str(ledger_file), "--top", "3")
     assert shown.returncode == 0, shown.stderr
     assert "1 releases" in shown.stdout and released["release_id"] in shown.stdout

@@ -4,8 +4,8 @@ Uses: the standard library and ldpsample.cli._pipeline (Snakemake in a subproces
 
 The command writes the config overlay of a release (``release: true``, docs/publishing.md) and
 asks Snakemake for the pipeline's publish targets by path (in ``results/events/<name>/``: the
-spec in ``publish/spec/``, ``publish/released/eps~<ε>.parquet`` of every ε and
-``release.json``, ``ledger.csv`` and ``release_report.csv``), so every check of a publication
+publish job's receipt ``work/release.json``, ``ledger.csv`` and ``release_report.csv``; the job
+writes the folder ``publish/`` whole), so every check of a publication
 applies as in a config-file run: the spec from public inputs only, the kernels' privacy audit,
 secret randomness, the persistent ledger and the budget. The ε folder names and the default ε
 list come from the workflow's own config check and events schema.
@@ -50,7 +50,7 @@ examples:
       new users released later under the same mechanism (an earlier spec)
 
 The publishable files are results/events/<name>/publish/ (copy that folder); the ledger
-(privacy/<name>.ledger.sqlite by default) outlives results/: ldpsample show prints it.
+(privacy/ledger.sqlite by default, one per project) outlives results/: ldpsample show prints it.
 """
 
 
@@ -77,7 +77,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--samples", type=int, default=None, help="draws per user, subcategory and epsilon"
     )
     release.add_argument(
-        "--ledger", default=None, help="the ledger file (default privacy/<name>.ledger.sqlite)"
+        "--ledger",
+        default=None,
+        help="the ledger file (default: the project ledger privacy/ledger.sqlite)",
     )
     release.add_argument(
         "--attributes-public",
@@ -115,21 +117,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def publish_targets(workflow: Path, name: str, epsilons: list[float] | None) -> list[str]:
     """The publish outputs of ``events.<name>`` (workflow/rules/events_common.smk's
-    ``get_events_publish_outputs``), with the schema's default ε list when none is given."""
-    from ldpsample.pipeline.config_check import epsilon_folder_name, events_defaults
+    ``get_events_publish_outputs``): the job's receipt (the published folder is written whole by
+    the job, never as Snakemake outputs), the ledger totals and the release report.
 
-    if epsilons is None:
-        schema = workflow / "workflow" / "schemas" / "events.schema.yaml"
-        epsilons = events_defaults(schema)["epsilons"]
+    ``workflow`` and ``epsilons`` are not needed: every ε of the entry is released by the one
+    publish job."""
+    del workflow, epsilons
     base = f"{EVENTS_RESULTS}/{name}"
-    return [
-        f"{base}/publish/spec/domain.csv",
-        f"{base}/publish/spec/manifest.json",
-        *(f"{base}/publish/released/eps~{epsilon_folder_name(e)}.parquet" for e in epsilons),
-        f"{base}/publish/released/release.json",
-        f"{base}/ledger.csv",
-        f"{base}/release_report.csv",
-    ]
+    return [f"{base}/work/release.json", f"{base}/ledger.csv", f"{base}/release_report.csv"]
 
 
 def _subcategories(text: str) -> tuple[str, list[str]]:

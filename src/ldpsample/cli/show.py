@@ -24,7 +24,7 @@ examples:
       the spec a release published: its mechanism, epsilon values, samples, membership,
       randomness, each user's cost per release, the provenance of the prior, and every
       subcategory's items with their prior q (in the kernel's order, ascending q)
-  ldpsample show privacy/ml1m.ledger.sqlite --top 5
+  ldpsample show privacy/ledger.sqlite --top 5
       the ledger: every recorded release, then the users with the most epsilon spent
 """
 
