@@ -37,6 +37,7 @@ __all__ = [
     "estimated_rows",
     "is_pattern",
     "list_table_files",
+    "parquet_rows",
     "table_format",
 ]
 
@@ -54,8 +55,9 @@ _FORMATS = {
 #: Rows per bucket of ``buckets: auto`` (:func:`auto_buckets`): a bucket's histogram job held
 #: about 2.4 GB for 10 million rows of the generated benchmark table (docs/scale.md).
 ROWS_PER_BUCKET = 10_000_000
-#: Rough bytes per row of each format for the generated benchmark table's shape (an id pair
-#: and a category; the estimate that ``buckets: auto`` starts from, see :func:`estimated_rows`).
+#: Rough bytes per row of each text format for the generated benchmark table's shape (an id
+#: pair and a category; the estimate that ``buckets: auto`` starts from for CSV files, see
+#: :func:`estimated_rows`; parquet files record their row counts).
 BYTES_PER_ROW = {"parquet": 8.0, "csv": 24.0, "csv.gz": 8.0}
 
 
@@ -223,9 +225,111 @@ def list_table_files(path: PathLike, *, key: str = "path") -> TableFiles:
     return TableFiles(text, tuple(files), formats.pop() or "", hive)
 
 
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    """An unsigned LEB128 varint of ``data`` at ``at``: (value, next position)."""
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, at
+
+
+def _skip(data: bytes, at: int, kind: int) -> int:
+    """The position after one Thrift compact-protocol value of type ``kind`` at ``at``."""
+    if kind in (1, 2):  # bool inside a struct's field header
+        return at
+    if kind == 3:  # byte
+        return at + 1
+    if kind in (4, 5, 6):  # zigzag varint integers
+        return _varint(data, at)[1]
+    if kind == 7:  # double
+        return at + 8
+    if kind == 8:  # binary / string
+        size, at = _varint(data, at)
+        return at + size
+    if kind in (9, 10):  # list / set
+        header = data[at]
+        at += 1
+        size, element = header >> 4, header & 0x0F
+        if size == 15:
+            size, at = _varint(data, at)
+        for _ in range(size):
+            at = at + 1 if element in (1, 2) else _skip(data, at, element)
+        return at
+    if kind == 11:  # map
+        size, at = _varint(data, at)
+        if size:
+            types = data[at]
+            at += 1
+            for _ in range(size):
+                at = _skip(data, at, types >> 4)
+                at = _skip(data, at, types & 0x0F)
+        return at
+    if kind == 12:  # struct
+        while True:
+            header = data[at]
+            at += 1
+            if header == 0:
+                return at
+            if header >> 4 == 0:  # long form: the field id follows as a zigzag varint
+                at = _varint(data, at)[1]
+            at = _skip(data, at, header & 0x0F)
+    raise ValueError(f"unknown Thrift compact type {kind}")
+
+
+def parquet_rows(path: PathLike) -> int:
+    """The row count a parquet file's footer records (``FileMetaData.num_rows``, field 3),
+    read with the standard library: no row is read. ``ValueError`` when the file is no
+    parquet file."""
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        if size < 12:
+            raise ValueError(f"{path}: too short for a parquet file")
+        handle.seek(size - 8)
+        tail = handle.read(8)
+        if tail[4:] != b"PAR1":
+            raise ValueError(f"{path}: no parquet footer")
+        length = int.from_bytes(tail[:4], "little")
+        if length > size - 12:
+            raise ValueError(f"{path}: a parquet footer longer than the file")
+        handle.seek(size - 8 - length)
+        data = handle.read(length)
+    at, field = 0, 0
+    try:
+        while True:
+            header = data[at]
+            at += 1
+            if header == 0:
+                break
+            delta, kind = header >> 4, header & 0x0F
+            if delta:
+                field += delta
+            else:
+                raw, at = _varint(data, at)
+                field = (raw >> 1) ^ -(raw & 1)
+            if field == 3 and kind == 6:
+                raw, at = _varint(data, at)
+                return (raw >> 1) ^ -(raw & 1)
+            at = _skip(data, at, kind)
+    except IndexError as error:
+        raise ValueError(f"{path}: a truncated parquet footer") from error
+    raise ValueError(f"{path}: the parquet footer records no row count")
+
+
 def estimated_rows(files: TableFiles) -> int:
-    """A rough row count from the files' sizes (:data:`BYTES_PER_ROW`), for choosing the
-    number of buckets without reading the table."""
+    """The table's row count for choosing the number of buckets without reading the table:
+    exact for parquet files (their footers, :func:`parquet_rows`), else rough from the files'
+    sizes (:data:`BYTES_PER_ROW`; also for a parquet file whose footer cannot be read, which
+    its reading job will then name)."""
+    if files.format == "parquet":
+        try:
+            return sum(parquet_rows(f) for f in files.files)
+        except (OSError, ValueError):
+            pass
     return int(files.total_bytes() / BYTES_PER_ROW[files.format])
 
 
