@@ -20,7 +20,7 @@ files = [Path(folder) / f"bucket~{bucket}.parquet" for folder in snakemake.input
 histograms, users, items = bucket_histograms(
     files, pl.read_parquet(snakemake.input.tops), options=snakemake.params.options
 )
-write_parquet(histograms, snakemake.output.histograms)
-write_parquet(users, snakemake.output.users)
+write_parquet(histograms, snakemake.output.histograms, private=True)
+write_parquet(users, snakemake.output.users, private=True)
 write_parquet(items, snakemake.output.item_sets)
 log.info("%d histogram rows, %d kept (subcategory, user) counts", histograms.height, users.height)

@@ -1,8 +1,8 @@
 """Events dataset with release: true: the budget gate. Every user of the roster: what the
 persistent ledger holds plus the spec's bound (subcategories × Σε × samples) must stay within
 events.<name>.budget; otherwise the job fails, naming the key, the budget and the projected
-total, and nothing of the table runs. Its output hands the ledger and budget to events_publish
-(ldpsample.publish.check_release_budget)."""
+total, and nothing of the table runs. An early warning only: events_publish checks the budget
+again, from the current config, under the ledger's lock (ldpsample.publish.check_release_budget)."""
 
 from typing import TYPE_CHECKING
 
@@ -21,7 +21,12 @@ spec = read_spec(snakemake.input.manifest)
 users = pl.read_parquet(snakemake.input.roster)["user"].to_list()
 try:
     projected = check_release_budget(
-        spec, users, ledger=options["ledger"], budget=options["budget"], key=options["key"]
+        spec,
+        users,
+        ledger=options["ledger"],
+        budget=options["budget"],
+        key=options["key"],
+        population=spec.population,
     )
 except Exception as exc:
     log.error("%s", exc)

@@ -37,7 +37,7 @@ if layout["buckets"] > 1:
 else:
     per_user = tables.concat_attribute_parts([pl.read_parquet(p) for p in snakemake.input.per_user])
     rows = per_user.height
-    write_parquet(per_user, snakemake.output.per_user)
+    write_parquet(per_user, snakemake.output.per_user, private=True)
     tradeoff = tables.tradeoff_table(per_user)
 max_tv, max_kl = tables.max_table(per_user, "tv"), tables.max_table(per_user, "kl")
 write_csv(max_tv, snakemake.output.max_tv)

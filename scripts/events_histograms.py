@@ -23,7 +23,7 @@ try:
 except (OSError, ValueError) as exc:
     log.error("%s", exc)  # the first line names the file, config key and value
     raise
-write_parquet(result.histograms, snakemake.output.histograms)
+write_parquet(result.histograms, snakemake.output.histograms, private=True)
 write_parquet(result.priors, snakemake.output.priors)
 write_parquet(result.subcategories, snakemake.output.subcategories)
 log.info("table stats %s; %d histogram rows", result.stats, result.histograms.height)

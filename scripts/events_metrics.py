@@ -34,6 +34,6 @@ try:
 except Exception as exc:
     log.error("%s", exc)
     raise
-write_parquet(result.per_user, snakemake.output.per_user)
+write_parquet(result.per_user, snakemake.output.per_user, private=True)
 write_parquet(result.audit, snakemake.output.audit)
 log.info("%d per-user rows, %d kernels audited", result.per_user.height, result.audit.height)

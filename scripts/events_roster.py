@@ -17,5 +17,5 @@ try:  # the table's path: one file, or a folder or glob of them (its files are t
 except (OSError, ValueError) as exc:
     log.error("%s", exc)  # the first line names the file, config key and value
     raise
-write_parquet(users.to_frame(), snakemake.output.roster)
+write_parquet(users.to_frame(), snakemake.output.roster, private=True)
 log.info("%d users", users.len())

@@ -8,7 +8,10 @@ that leave no release."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
+import sqlite3
 
 import numpy as np
 import polars as pl
@@ -93,7 +96,19 @@ def workdir(tmp_path_factory):
     return wd
 
 
+#: The folder a seeded (reproducible) release writes instead of publish/.
+SEEDED = "reproducible_not_for_publication"
+
+
 def run(wd, name, events, *targets, check=True):
+    """Run the events entries ``events``; each test's entries are their own population unless
+    they name one or reuse a spec, so the module's shared project ledger keeps tests apart."""
+    events = {
+        key: value
+        if "population" in value or "spec" in (value.get("prior") or {})
+        else {**value, "population": key}
+        for key, value in events.items()
+    }
     config = write_config(wd, name, {**OTHERS_OFF, "events": events})
     return snakemake(wd, "-c2", *targets, "--configfile", config, check=check)
 
@@ -102,8 +117,13 @@ def base_of(wd, name):
     return wd / "results/events" / name
 
 
-def released_of(wd, name, eps):
-    return pl.read_parquet(base_of(wd, name) / f"publish/released/eps~{eps}.parquet")
+def folder_of(wd, name, seeded=True):
+    """The folder a release replaced: publish/, or the seeded run's own folder."""
+    return base_of(wd, name) / (SEEDED if seeded else "publish")
+
+
+def released_of(wd, name, eps, seeded=True):
+    return pl.read_parquet(folder_of(wd, name, seeded) / f"released/eps~{eps}.parquet")
 
 
 def ledger_totals(wd, name):
@@ -116,16 +136,30 @@ def test_a_release_writes_the_spec_the_draws_and_the_ledger_and_publish_holds_no
     name = "pub"
     run(workdir, name, {name: entry()})
     base = base_of(workdir, name)
-    published = sorted(
-        str(p.relative_to(base / "publish")) for p in (base / "publish").rglob("*") if p.is_file()
-    )
+    folder = folder_of(workdir, name)
+    published = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
     assert published == [
+        "README.md",
+        "release.json",
         "released/eps~1.parquet",
         "released/eps~4.parquet",
-        "released/release.json",
         "spec/domain.csv",
         "spec/manifest.json",
     ]
+    assert not (base / "publish").exists()  # a seeded run never writes publish/
+    index = json.loads((folder / "release.json").read_text())
+    for path, listed in index["files"].items():
+        assert hashlib.sha256((folder / path).read_bytes()).hexdigest() == listed["sha256"]
+    assert index["publishable"] is False and set(index["files"]) == {
+        "released/eps~1.parquet",
+        "released/eps~4.parquet",
+    }
+    readme = (folder / "README.md").read_text()
+    assert "ldpsample estimate <this folder> --out <table.csv>" in readme
+    assert (
+        "not for publication" in readme
+        and index["files"]["released/eps~4.parquet"]["sha256"] in readme
+    )
     # operator-only files stay outside publish/
     for private in (
         "per_user.parquet",
@@ -135,9 +169,10 @@ def test_a_release_writes_the_spec_the_draws_and_the_ledger_and_publish_holds_no
         "release_report.csv",
     ):
         assert (base / private).is_file(), private
-    assert (workdir / f"privacy/{name}.ledger.sqlite").is_file()
+    assert (workdir / "privacy/ledger.sqlite").is_file()
     released = released_of(workdir, name, 1)
-    assert released.columns == ["user", "attribute", "subcategory", "sample", "item"]
+    assert released.columns == ["epsilon", "user", "attribute", "subcategory", "sample", "item"]
+    assert (released["epsilon"] == 1.0).all()
     # hidden membership: every user of the table in every spec subcategory (3 countries, 2 devices)
     per_user = released.group_by("user").agg(pl.col("subcategory").n_unique(), pl.len())
     assert (
@@ -148,10 +183,10 @@ def test_a_release_writes_the_spec_the_draws_and_the_ledger_and_publish_holds_no
     totals = ledger_totals(workdir, name)
     assert totals.height == 40 and (totals["total_epsilon"] == 5 * (1 + 4)).all()
     assert (totals["releases"] == 1).all()
-    manifest = (base / "publish/spec/manifest.json").read_text()
+    manifest = (folder / "spec/manifest.json").read_text()
     assert '"publishable": false' in manifest and "not for publication" in manifest
     assert '"kind": "public table"' in manifest
-    domain = pl.read_csv(base / "publish/spec/domain.csv")
+    domain = pl.read_csv(folder / "spec/domain.csv")
     assert domain.group_by("subcategory").len()["len"].to_list() == [6] * 5  # every item, in full
     report = pl.read_csv(base / "release_report.csv")
     assert (report["realized_epsilon"] <= report["epsilon"] * (1 + 1e-9)).all()
@@ -207,7 +242,7 @@ def test_the_spec_does_not_move_with_private_users_and_draws_do_not_move_with_ot
     name = "stable"
     run(workdir, name, {name: entry()})
     base = base_of(workdir, name)
-    spec = {p.name: p.read_bytes() for p in (base / "publish/spec").iterdir()}
+    spec = {p.name: p.read_bytes() for p in (base / SEEDED / "spec").iterdir()}
     before = released_of(workdir, name, 4)
     events = events_table()
     changed = events.filter(~pl.col("user_id").is_in([f"u{u:03d}" for u in range(0, 40, 3)]))
@@ -221,7 +256,7 @@ def test_the_spec_does_not_move_with_private_users_and_draws_do_not_move_with_ot
     pl.concat([changed, extra]).write_parquet(workdir / "data/events-changed.parquet")
     shutil.rmtree(base)
     run(workdir, name, {name: entry("data/events-changed.parquet")})
-    assert {p.name: p.read_bytes() for p in (base / "publish/spec").iterdir()} == spec
+    assert {p.name: p.read_bytes() for p in (base / SEEDED / "spec").iterdir()} == spec
     after = released_of(workdir, name, 4)
     untouched = [u for u in set(after["user"]) if u not in ("u001", "new")]
     assert len(untouched) == 25
@@ -251,7 +286,7 @@ def test_declared_public_attributes_release_only_where_users_have_data(workdir):
         want |= {(u, str(s)) for s, u in active.select(attribute, "user_id").iter_rows()}
     assert set(released.select("user", "subcategory").iter_rows()) == want
     assert len(want) < 3 * 40  # the rule left some (user, subcategory) out
-    manifest = (base / "publish/spec/manifest.json").read_text()
+    manifest = (base / SEEDED / "spec/manifest.json").read_text()
     assert '"attributes_public": true' in manifest and '"min_user_count": 4' in manifest
     assert (ledger_totals(workdir, name)["total_epsilon"] <= 3 * 2).all()
 
@@ -279,7 +314,7 @@ def test_the_ledger_adds_up_every_draw_across_runs_and_refuses_past_the_budget(w
     assert "projected total of 75.0" in log and "(5 subcategories × Σε 5.0 × 1 samples)" in log
     leftovers = [p for p in result_files(workdir) if p.startswith(str(base.relative_to(workdir)))]
     assert all("/work/" in p for p in leftovers), leftovers  # nothing published, no tables
-    assert not (base / "publish").exists()
+    assert not (base / "publish").exists() and not (base / SEEDED).exists()
     # the ledger was not touched: raising the budget lets the next run through at 75
     run(workdir, name, {name: entry(budget=75)})
     assert (ledger_totals(workdir, name)["total_epsilon"] == 75.0).all()
@@ -292,10 +327,10 @@ def test_secret_randomness_differs_between_runs_as_independent_draws_would(workd
     manifest = (base_of(workdir, name) / "publish/spec/manifest.json").read_text()
     assert '"publishable": true' in manifest and "os.urandom" in manifest
     key = ["user", "attribute", "subcategory", "sample"]
-    first = released_of(workdir, name, 1).sort(key)
+    first = released_of(workdir, name, 1, seeded=False).sort(key)
     shutil.rmtree(base_of(workdir, name))
     run(workdir, name, config)
-    second = released_of(workdir, name, 1).sort(key)
+    second = released_of(workdir, name, 1, seeded=False).sort(key)
     assert first.select(key).equals(second.select(key))
     agree = (first["item"] == second["item"]).to_numpy()
     # the chance that two independent draws from pK agree, per row, from the spec and the data
@@ -396,7 +431,7 @@ def test_one_users_release_follows_pK_of_the_public_prior_not_its_own_histogram(
 def test_a_reused_spec_releases_new_users_with_the_same_domain_and_prior(workdir):
     first, second = "first-spec", "reuse"
     run(workdir, first, {first: entry(epsilons=[2])})
-    spec = f"results/events/{first}/publish/spec"
+    spec = f"results/events/{first}/{SEEDED}/spec"
     run(
         workdir,
         second,
@@ -411,9 +446,9 @@ def test_a_reused_spec_releases_new_users_with_the_same_domain_and_prior(workdir
             ),
         },
     )
-    old = (base_of(workdir, first) / "publish/spec/domain.csv").read_bytes()
-    assert (base_of(workdir, second) / "publish/spec/domain.csv").read_bytes() == old
-    assert '"kind": "spec"' in (base_of(workdir, second) / "publish/spec/manifest.json").read_text()
+    old = (folder_of(workdir, first) / "spec/domain.csv").read_bytes()
+    assert (folder_of(workdir, second) / "spec/domain.csv").read_bytes() == old
+    assert '"kind": "spec"' in (folder_of(workdir, second) / "spec/manifest.json").read_text()
 
 
 def test_a_broken_kernel_in_the_publication_leaves_no_release_and_no_spend(tmp_path):
@@ -436,11 +471,9 @@ def test_a_broken_kernel_in_the_publication_leaves_no_release_and_no_spend(tmp_p
     log = (wd / f"logs/events_publish/{name}.log").read_text()
     assert "privacy audit FAILED" in log and "exceeds the claimed epsilon" in log
     base = base_of(wd, name)
-    assert not (base / "publish/released").exists() and not (base / "work/released").exists()
+    assert not (base / "publish").exists() and not (base / SEEDED).exists()
     assert not (base / "ledger.csv").exists()
-    import sqlite3
-
-    with sqlite3.connect(wd / f"privacy/{name}.ledger.sqlite") as connection:
+    with sqlite3.connect(wd / "privacy/ledger.sqlite") as connection:
         assert connection.execute("SELECT COUNT(*) FROM draws").fetchone() == (0,)
 
 

@@ -9,10 +9,10 @@
 # spec from public inputs only (never the events table), events_roster lists every user of the
 # table, events_budget checks the persistent ledger against the budget (it fails, and nothing
 # else of the table runs, when a user would exceed it), the histogram jobs take the spec's
-# domain, and events_publish draws every user's items, appends the ledger and writes publish/.
+# domain, and events_publish records the spend, draws every user's items and replaces publish/.
 # The budget and the ledger are the gate's only parameters, and the jobs it guards take its
-# output as ancient(): changing the budget re-checks it but does not re-run (re-draw, re-spend)
-# a release; events_publish reads the ledger and budget from that output.
+# output as ancient(); the gate is an early warning: events_publish checks the budget again,
+# from the current config, under the ledger's lock.
 #
 # A large table (events.<name>.buckets > 1, or auto) runs the map/reduce rules of
 # events_buckets.smk instead of events_histograms and events_metrics, with the same results;
@@ -31,7 +31,6 @@ localrules:
     events_spec,
     events_budget,
     events_publish,
-    events_publish_file,
     events_combine,
     events_figure,
 
@@ -221,12 +220,14 @@ rule events_combine:
         "../../scripts/events_combine.py"
 
 
-# A release's draws, budget check and ledger entry as one local job (SQLite's locks need the
-# submitting host's file system; docs/publishing.md). The draws of every ε land together in
-# work/released/ (after the ledger's commit), publish/spec/ gets the spec, and
-# events_publish_file copies each released file into publish/released/ (a directory output
-# there would add Snakemake's timestamp file to what is published); the ledger totals and the
-# release report stay outside publish/.
+# A release's budget check, ledger entry, draws and published folder as one local job
+# (SQLite's locks need the submitting host's file system; docs/publishing.md). The job reads
+# the budget, ledger and population live (params; the gate is only an early warning), records
+# the spend before any draw exists, and replaces the published folder whole (publish/, or
+# reproducible_not_for_publication/ for a seeded run): the folder is not a Snakemake output,
+# since Snakemake would delete some of its files before the job (a mix of two releases); the
+# job's receipt (a copy of release.json) stands for it. The ledger totals and the release
+# report stay outside the folder.
 rule events_publish:
     input:
         manifest=f"{EVENTS_RESULTS}/{{name}}/work/spec/manifest.json",
@@ -236,9 +237,7 @@ rule events_publish:
         gate=ancient(f"{EVENTS_RESULTS}/{{name}}/work/budget.json"),
         code=get_library_sources(*EVENTS_PUBLISH_CODE),
     output:
-        spec_domain=f"{EVENTS_RESULTS}/{{name}}/publish/spec/domain.csv",
-        spec_manifest=f"{EVENTS_RESULTS}/{{name}}/publish/spec/manifest.json",
-        released=directory(f"{EVENTS_RESULTS}/{{name}}/work/released"),
+        receipt=f"{EVENTS_RESULTS}/{{name}}/work/release.json",
         ledger=f"{EVENTS_RESULTS}/{{name}}/ledger.csv",
         report=f"{EVENTS_RESULTS}/{{name}}/release_report.csv",
     log:
@@ -246,30 +245,15 @@ rule events_publish:
     benchmark:
         "logs/benchmarks/events_publish/{name}.tsv"
     wildcard_constraints:
-        name=EVENTS_NAME_PATTERN,
+        name=get_events_release_pattern(),
     conda:
         CONDA_ENV
     params:
         release_seed=lambda wildcards: get_events_config(wildcards.name)["release_seed"],
+        budget=lambda wildcards: get_events_budget_params(wildcards.name),
+        folder=lambda wildcards: get_events_publish_folder(wildcards.name),
     script:
         "../../scripts/events_publish.py"
-
-
-rule events_publish_file:
-    input:
-        released=f"{EVENTS_RESULTS}/{{name}}/work/released",
-    output:
-        file=f"{EVENTS_RESULTS}/{{name}}/publish/released/{{file}}",
-    log:
-        "logs/events_publish_file/{name}/{file}.log",
-    wildcard_constraints:
-        name=EVENTS_NAME_PATTERN,
-        file=rf"eps~{CONFIG_CHECK.EPSILON_FOLDER_PATTERN}\.parquet|release\.json",
-    conda:
-        CONDA_ENV
-    shell:
-        "cp {input.released}/{wildcards.file} {output.file}.tmp 2> {log} "
-        "&& mv {output.file}.tmp {output.file}"
 
 
 # Every attribute's figure of a dataset in one job (a figure job's imports, seaborn's mostly,

@@ -4,6 +4,8 @@
 EVENTS_RESULTS = "results/events"
 # Dataset names (checked with the config: ldpsample.pipeline.config_check.check_events).
 EVENTS_NAME_PATTERN = CONFIG_CHECK.EVENTS_NAME_PATTERN
+# The folders a release replaces whole: secret randomness, and a seeded (reproducible) run.
+EVENTS_PUBLISH_FOLDERS = ("publish", "reproducible_not_for_publication")
 # Library modules whose edits re-run each events job (a script's code trigger sees only the script).
 # Reading a table and the steps of its histograms, shared by the one job (histograms.py) and
 # the map/reduce steps (the bucket_*.py modules and buckets.py).
@@ -53,6 +55,8 @@ EVENTS_FILES = load_library_module("ldpsample_events_files", "events/files.py")
 EVENTS_SPEC_CODE = (
     "publish/spec.py",
     "publish/build.py",
+    "publish/exactness.py",
+    "publish/ledger.py",
     "events/files.py",
     "events/csv_lines.py",
     "events/table.py",
@@ -66,6 +70,8 @@ EVENTS_PUBLISH_CODE = (
     "publish/randomness.py",
     "publish/ledger.py",
     "publish/publication.py",
+    "publish/readme.py",
+    "publish/exactness.py",
     "events/release.py",
     "minimax.py",
     "sampling.py",
@@ -319,6 +325,8 @@ def get_events_spec_params(name):
         attributes_public=bool(entry["attributes_public"]),
         participation=participation,
         seeded=entry["release_seed"] is not None,
+        population=entry["population"],
+        private_files=sorted(str(f) for f in get_events_files(name)),
     )
 
 
@@ -454,20 +462,27 @@ def get_events_outputs():
     return outputs
 
 
+def get_events_release_pattern():
+    """Constraint of {name} for the publish job: the enabled tables with release: true (a
+    reused spec's folder under another, absent entry is then a plain input file)."""
+    names = [n for n in get_events_datasets() if is_events_release(n)]
+    return "|".join(re.escape(n) for n in names) if names else "(?!)"
+
+
+def get_events_publish_folder(name):
+    """The folder a release replaces whole: publish/ (secret randomness), or
+    reproducible_not_for_publication/ for a seeded run (never publish/)."""
+    seeded = get_events_config(name)["release_seed"] is not None
+    return f"{EVENTS_RESULTS}/{name}/{EVENTS_PUBLISH_FOLDERS[1 if seeded else 0]}"
+
+
 def get_events_publish_outputs(name):
-    """What a release publishes: publish/ (the spec, and in released/ the draws of every ε and
-    release.json: the publishable files, nothing else) and, outside it, the operator's ledger
-    totals and release report."""
+    """What a release job leaves: its receipt (a copy of the published folder's release.json;
+    the folder itself is written whole by the job) and, outside the folder, the operator's
+    ledger totals and release report."""
     base = f"{EVENTS_RESULTS}/{name}"
-    spec = get_events_spec_files(name, "publish/spec")
     return {
-        "spec_domain": spec["domain"],
-        "spec_manifest": spec["manifest"],
-        **{
-            f"released_{index}": f"{base}/publish/released/eps~{eps}.parquet"
-            for index, eps in enumerate(get_events_epsilons(name))
-        },
-        "release_manifest": f"{base}/publish/released/release.json",
+        "receipt": f"{base}/work/release.json",
         "ledger": f"{base}/ledger.csv",
         "report": f"{base}/release_report.csv",
     }

@@ -5,6 +5,11 @@ Uses: polars and the standard library; no other ldpsample module.
 Every writer writes to a temporary file in the destination folder and then renames it over
 the destination with :func:`os.replace`, which is atomic on POSIX file systems. If writing
 fails, the temporary file is removed and the destination is left as it was.
+
+Results are written 0666 less the umask (readable by the others sharing the folder); a
+*private* file (``private=True``: a ledger's totals, users' histograms, per-user tables, a
+roster) keeps the temporary file's 0600 and its folder is made 0700, so users' data is never
+readable by anyone but the operator.
 """
 
 from __future__ import annotations
@@ -44,8 +49,13 @@ def default_permissions(path: str | os.PathLike[str]) -> None:
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str], *, fsync: bool = True) -> Iterator[Path]:
+def atomic_path(
+    path: str | os.PathLike[str], *, fsync: bool = True, private: bool = False
+) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it onto ``path`` on success.
+
+    ``private``: the file stays 0600 and its folder becomes 0700 (see the module docstring);
+    otherwise the file gets :func:`default_permissions`.
 
     The temporary name keeps the destination's suffix, so libraries that choose a format by
     suffix (matplotlib, polars) behave as for the real name. With ``fsync`` (default) the
@@ -53,13 +63,16 @@ def atomic_path(path: str | os.PathLike[str], *, fsync: bool = True) -> Iterator
     renamed but empty file behind.
     """
     dest = Path(path)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.parent.mkdir(mode=0o700 if private else 0o777, parents=True, exist_ok=True)
+    if private:  # also a folder Snakemake made for the output (with the umask's mode)
+        dest.parent.chmod(0o700)
     fd, tmp_name = tempfile.mkstemp(
         prefix=f".{dest.name}.", suffix=f".tmp{dest.suffix}", dir=dest.parent
     )
     os.close(fd)
     tmp = Path(tmp_name)
-    default_permissions(tmp)  # mkstemp creates 0600
+    if not private:
+        default_permissions(tmp)  # mkstemp creates 0600
     try:
         yield tmp
         if fsync and tmp.exists():
@@ -86,15 +99,17 @@ def concat_parquet(
     return frame.sort(frame.columns if sort_by is None else sort_by)
 
 
-def write_parquet(frame: pl.DataFrame, path: str | os.PathLike[str]) -> None:
-    """Write ``frame`` to parquet atomically."""
-    with atomic_path(path) as tmp:
+def write_parquet(
+    frame: pl.DataFrame, path: str | os.PathLike[str], *, private: bool = False
+) -> None:
+    """Write ``frame`` to parquet atomically (``private``: 0600, see :func:`atomic_path`)."""
+    with atomic_path(path, private=private) as tmp:
         frame.write_parquet(tmp)
 
 
-def write_csv(frame: pl.DataFrame, path: str | os.PathLike[str]) -> None:
-    """Write ``frame`` to CSV atomically."""
-    with atomic_path(path) as tmp:
+def write_csv(frame: pl.DataFrame, path: str | os.PathLike[str], *, private: bool = False) -> None:
+    """Write ``frame`` to CSV atomically (``private``: 0600, see :func:`atomic_path`)."""
+    with atomic_path(path, private=private) as tmp:
         frame.write_csv(tmp)
 
 

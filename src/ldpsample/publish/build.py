@@ -1,20 +1,29 @@
 """Building a release's spec from public inputs only: a public prior table (its pooled
 counts per subcategory, its items), a listed domain with the uniform prior, or an earlier spec
-(:func:`build_spec`). No private table is read. May use :mod:`ldpsample.publish.spec` (the
-spec and its files), :mod:`ldpsample.events.prior_tables` (reading a public table's masses) and
+(:func:`build_spec`). No private table is read: its files are only compared with the public
+table's (same file after resolving links, or same bytes), so that the events table cannot be
+its own "public" prior. May use :mod:`ldpsample.publish.spec` (the spec and its files),
+:mod:`ldpsample.publish.exactness` (the floor on q), :mod:`ldpsample.events.files` (a table's
+files), :mod:`ldpsample.events.prior_tables` (reading a public table's masses) and
 :mod:`ldpsample.events.schemas`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from ldpsample.events.files import list_table_files
 from ldpsample.events.prior_tables import public_prior_masses
 from ldpsample.events.schemas import ALL
+from ldpsample.publish.exactness import check_sampling_floor
+from ldpsample.publish.ledger import DEFAULT_POPULATION
 from ldpsample.publish.spec import (
     DOMAIN_SCHEMA,
     PathLike,
@@ -66,6 +75,8 @@ def build_spec(
     attributes_public: bool = False,
     participation: Mapping[str, Any] | None = None,
     seeded: bool = False,
+    population: str | None = None,
+    private_files: Sequence[str | os.PathLike[str]] = (),
 ) -> ReleaseSpec:
     """A release's spec from public inputs only (no private table is read).
 
@@ -94,16 +105,29 @@ def build_spec(
         α in ``[0, 1]``: ``q = (1 - α) q + α / n`` (α > 0 gives every item mass).
     attributes_public, participation, seeded
         Recorded in the manifest (see :class:`ReleaseSpec`).
+    population
+        The operator's name for the people released (the ledger's key with the user id);
+        None: the reused spec's, or ``"default"``.
+    private_files
+        The events table's files: a public prior table that is one of them (the same file
+        after resolving links, or the same bytes) is refused.
 
     Raises
     ------
     SpecError
         Naming the config key: a domain that is not public (uniform prior without ``items``),
         a listed subcategory absent from the public table, a subcategory without public mass
-        on its items, a reused spec for other attributes.
+        on its items, a reused spec for other attributes, a duplicate ε, a prior table that is
+        the events table, a positive q below the sampling floor
+        (:func:`~ldpsample.publish.exactness.check_sampling_floor`).
     """
     names = list(attributes) or [ALL]
     eps = tuple(sorted(float(e) for e in epsilons))
+    if len(set(eps)) != len(eps):
+        raise SpecError(
+            f"config key {key}.epsilons: {list(epsilons)!r} lists an ε twice; each ε is "
+            "released once per user (list it once, or raise samples)"
+        )
     wanted = {str(a): [str(v) for v in values] for a, values in (subcategories or {}).items()}
     unknown = sorted(set(wanted) - set(names))
     if unknown:
@@ -120,9 +144,11 @@ def build_spec(
     reused = isinstance(prior, Mapping) and "spec" in prior
     if reused:
         frame = _reused_domain(prior["spec"], key=key, names=names)
+        if population is None:
+            population = read_spec(prior["spec"]).population
         provenance["prior"] = {
             "kind": "spec",
-            "path": str(prior["spec"]),
+            "path": _portable_path(prior["spec"]),
             "sha256": spec_sha256(prior["spec"]),
         }
         if item_list is not None:
@@ -133,13 +159,14 @@ def build_spec(
         provenance["items"] = {"kind": "spec"}
         provenance["subcategories"] = {"kind": "config" if wanted else "spec"}
     elif isinstance(prior, Mapping):
+        _refuse_private_prior(prior["path"], private_files, key=key)
         frame = _public_table_domain(
             prior, key=key, attributes=list(attributes), items=item_list, top_items=top_items
         )
         provenance["prior"] = {
             "kind": "public table",
-            "path": str(prior["path"]),
-            "sha256": file_sha256(prior["path"]),
+            "path": _portable_path(prior["path"]),
+            "sha256": _table_sha256(prior["path"], key=key),
             "columns": {k: prior.get(k) for k in ("user", "item", "count", "attributes")},
         }
         provenance["items"] = (
@@ -195,6 +222,7 @@ def build_spec(
             f"items ({empty.height} such subcategories); list other items or drop it"
         )
     domain = _ordered_domain(frame, prior_smoothing, normalise=not reused)
+    check_sampling_floor(domain, epsilons=eps, key=key)
     zero = domain.filter(pl.col("q") == 0).height
     if zero:
         log.warning(
@@ -215,7 +243,70 @@ def build_spec(
         participation=None if participation is None else dict(participation),
         seeded=bool(seeded),
         provenance=provenance,
+        population=DEFAULT_POPULATION if population is None else str(population),
     )
+
+
+def _portable_path(path: str | os.PathLike[str]) -> str:
+    """A provenance path that names no operator folder: relative to the working folder when
+    inside it, else only its last two parts."""
+    resolved = Path(path).resolve()
+    try:
+        return resolved.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return Path(*resolved.parts[-2:]).as_posix()
+
+
+def _table_files(path: str | os.PathLike[str], *, key: str) -> list[Path]:
+    """The files of a table (a file, folder, glob or hive dataset)."""
+    if Path(path).is_file():
+        return [Path(path)]
+    return [Path(f) for f in list_table_files(path, key=key).files]
+
+
+def _table_sha256(path: str | os.PathLike[str], *, key: str) -> str:
+    """sha256 of a public table: its one file's, or of its files' paths and sha256s."""
+    files = _table_files(path, key=f"{key}.prior.path")
+    if len(files) == 1 and Path(path).is_file():
+        return file_sha256(path)
+    lines = "".join(
+        f"{f.relative_to(Path(path)) if f.is_relative_to(Path(path)) else f.name} "
+        f"{file_sha256(f)}\n"
+        for f in files
+    )
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
+def _refuse_private_prior(
+    public: str | os.PathLike[str], private: Sequence[str | os.PathLike[str]], *, key: str
+) -> None:
+    """Refuse a public prior table with a file of the events table (same file after resolving,
+    or same size and sha256)."""
+    if not private:
+        return
+    public_files = _table_files(public, key=f"{key}.prior.path")
+    private_files = [Path(f) for f in private]
+    resolved = {f.resolve(): f for f in private_files}
+    sizes: dict[int, list[Path]] = {}
+    for f in private_files:
+        if f.is_file():  # a table another rule has not made yet cannot be a copy
+            sizes.setdefault(f.stat().st_size, []).append(f)
+    hashes: dict[Path, str] = {}
+    for f in public_files:
+        same = resolved.get(f.resolve())
+        if same is None:
+            for candidate in sizes.get(f.stat().st_size, []):
+                if candidate not in hashes:
+                    hashes[candidate] = file_sha256(candidate)
+                if hashes[candidate] == file_sha256(f):
+                    same = candidate
+                    break
+        if same is not None:
+            raise SpecError(
+                f"config key {key}.prior.path: {f} is the events table's file {same} (same file "
+                "or same bytes): a release's prior must be public data, not the users being "
+                "released (the spec would move with them)"
+            )
 
 
 def _public_table_domain(

@@ -37,7 +37,15 @@ from ldpsample.minimax_sparse import sample_minimax_sparse
 from ldpsample.publish.randomness import UniformSource
 from ldpsample.publish.spec import ReleaseSpec
 
-__all__ = ["HISTOGRAM_COLUMNS", "RELEASED_SCHEMA", "REPORT_SCHEMA", "Release", "release_items"]
+__all__ = [
+    "HISTOGRAM_COLUMNS",
+    "RELEASED_SCHEMA",
+    "REPORT_SCHEMA",
+    "Release",
+    "audit_spec",
+    "planned_spend",
+    "release_items",
+]
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +120,83 @@ def _check_histograms(histograms: pl.DataFrame) -> pl.DataFrame:
     return frame.filter(pl.col("count") > 0)
 
 
+def _inside(spec: ReleaseSpec, hist: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """Histogram rows inside the spec's domain (with their position) and how many are not."""
+    keys = ["attribute", "subcategory", "item"]
+    joined = hist.join(spec.domain.select(*keys, "position"), on=keys, how="left")
+    outside = joined.filter(pl.col("position").is_null()).height
+    return joined.filter(pl.col("position").is_not_null()), outside
+
+
+def planned_spend(
+    spec: ReleaseSpec, histograms: pl.DataFrame, *, users: Sequence[str] | None = None
+) -> pl.DataFrame:
+    """``user, epsilon, samples``: the draws :func:`release_items` will make for each user at
+    each ε, computed without any randomness (so the ledger can count them before they exist).
+
+    With hidden membership every user of ``users`` (or of ``histograms``) draws ``samples``
+    items in every subcategory; with public attributes only in the subcategories where it has
+    data in the spec's domain.
+    """
+    hist = _check_histograms(histograms)
+    subs = len(spec.subcategories)
+    if spec.attributes_public:
+        inside, _ = _inside(spec, hist)
+        if users is not None:
+            roster = pl.Series("user", [str(u) for u in users], dtype=pl.String)
+            inside = inside.filter(pl.col("user").is_in(roster.implode()))
+        per_user = inside.group_by("user").agg(
+            pl.struct("attribute", "subcategory").n_unique().alias("subs")
+        )
+    else:
+        names = hist["user"].unique() if users is None else pl.Series([str(u) for u in users])
+        stray = hist["user"].unique().filter(~hist["user"].unique().is_in(names.implode()))
+        if stray.len():
+            raise ValueError(
+                f"{stray.len()} users with data are not in users (e.g. {stray.sort()[0]!r}); "
+                "every user of the table must be listed"
+            )
+        per_user = pl.DataFrame({"user": names.unique(), "subs": subs}).cast(
+            {"user": pl.String, "subs": pl.Int64}
+        )
+    eps = pl.DataFrame({"epsilon": list(spec.epsilons)}, schema={"epsilon": pl.Float64()})
+    return (
+        per_user.join(eps, how="cross")
+        .select("user", "epsilon", (pl.col("subs") * spec.samples).cast(pl.Int64).alias("samples"))
+        .sort("user", "epsilon")
+    )
+
+
+def audit_spec(spec: ReleaseSpec, *, kernel: Callable[..., object] | None = None) -> pl.DataFrame:
+    """Build and audit every kernel of ``spec`` (``attribute, subcategory, epsilon,
+    realized_epsilon``) without drawing.
+
+    Raises
+    ------
+    ldpsample.events.PrivacyAuditError
+        If a kernel's realised ε exceeds its ε.
+    """
+    make_kernel = kernel or _release.minimax_release_kernel
+    rows = []
+    for attribute, subcategory in spec.subcategories:
+        _, q = spec.prior_of(attribute, subcategory)
+        for eps in spec.epsilons:
+            what = f"release of {spec.name}, {attribute}={subcategory!r}, epsilon={eps!r}"
+            K = make_kernel(q, epsilon=eps)
+            realized = _release.audit_kernel(K, epsilon=eps, what=f"{what}, minimax")
+            rows.append((attribute, subcategory, eps, realized))
+    return pl.DataFrame(
+        rows,
+        schema={
+            "attribute": pl.String(),
+            "subcategory": pl.String(),
+            "epsilon": pl.Float64(),
+            "realized_epsilon": pl.Float64(),
+        },
+        orient="row",
+    )
+
+
 def release_items(
     spec: ReleaseSpec,
     histograms: pl.DataFrame,
@@ -156,16 +241,13 @@ def release_items(
     """
     make_kernel = kernel or _release.minimax_release_kernel
     hist = _check_histograms(histograms)
-    keys = ["attribute", "subcategory", "item"]
-    joined = hist.join(spec.domain.select(*keys, "position"), on=keys, how="left")
-    outside = joined.filter(pl.col("position").is_null()).height
+    inside, outside = _inside(spec, hist)
     if outside:
         log.warning(
             "%d histogram rows are outside the spec's domain (other items or subcategories) "
             "and are not used",
             outside,
         )
-    inside = joined.filter(pl.col("position").is_not_null())
     # every user of the histograms is in the table, also one whose rows are all outside
     data_users = hist["user"].unique()
     if users is not None:

@@ -1,44 +1,96 @@
-"""One publication: budget check, draws and ledger entry as one step, so that a release exists
-only if its spend is recorded, and nothing is drawn when the budget would be exceeded.
+"""One publication: budget check, ledger entry, draws and the published folder as one step, in
+an order where no draw exists that the ledger does not count, and the published folder is
+replaced whole.
 
-Uses: polars, ldpsample.pipeline.io and this package's client, ledger, randomness and spec.
+Uses: polars, ldpsample.pipeline.io and this package's client, ledger, randomness, readme and
+spec.
 
-Order of :func:`publish_release`: take the ledger's write lock; check every releasing user's
-spend plus the spec's bound against the budget; draw (:func:`~ldpsample.publish.release_items`,
-with its kernel audit); write the released files to temporary names; append the spend; commit;
-only then rename the files into place. A failure anywhere before the commit leaves the ledger
-and the released folder as they were; a crash between the commit and the renames leaves a
-recorded spend without a release (counted, never the reverse).
+Order of :func:`publish_release`:
+
+1. remove what a killed earlier run left beside the folder (``.<folder>.new-*``,
+   ``.<folder>.old-*``); normalise the user ids
+   (:func:`~ldpsample.publish.ledger.canonical_user_ids`);
+2. audit every kernel (:func:`~ldpsample.publish.client.audit_spec`) and compute each user's
+   draws from the spec and the roster alone (:func:`~ldpsample.publish.client.planned_spend`);
+3. refuse if the users hold spend of their population in another ledger the project knows of
+   (:func:`~ldpsample.publish.ledger.other_ledger_spend`);
+4. under the ledger's write lock: check the budget (the caller's live value) and append the
+   planned spend; commit. Only now may a draw exist: a kill from here on leaves spend without a
+   release (over-counted, which is safe), never the reverse;
+5. draw (:func:`~ldpsample.publish.client.release_items`) and check that the draws are exactly
+   the planned ones;
+6. write the new folder beside the old one (``.<folder>.new-<id>``): the spec, one parquet file
+   per ε, ``release.json`` (every file with its sha256) and ``README.md``;
+7. swap it in: the old folder is renamed away, the new one renamed into place, the old one
+   removed. A reader sees the old publication, then (after a kill between the renames) none,
+   then the new one: never a mix of two releases.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
+import shutil
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import polars as pl
 
-from ldpsample.pipeline.io import atomic_path, write_json
-from ldpsample.publish.client import Release, release_items
-from ldpsample.publish.ledger import Ledger
+from ldpsample.events.release import epsilon_text
+from ldpsample.pipeline.io import write_json, write_parquet, write_text
+from ldpsample.publish.client import Release, audit_spec, planned_spend, release_items
+from ldpsample.publish.ledger import (
+    DEFAULT_POPULATION,
+    Ledger,
+    LedgerConflictError,
+    canonical_user_ids,
+    other_ledger_spend,
+    register_ledger,
+)
 from ldpsample.publish.randomness import UniformSource
-from ldpsample.publish.spec import ReleaseSpec
+from ldpsample.publish.readme import publication_readme
+from ldpsample.publish.spec import (
+    DOMAIN_FILE,
+    MANIFEST_FILE,
+    ReleaseSpec,
+    file_sha256,
+)
 
-__all__ = ["PublishedRelease", "budget_detail", "check_release_budget", "publish_release"]
+__all__ = [
+    "RELEASE_FILE",
+    "RELEASE_FORMAT",
+    "PublishedRelease",
+    "budget_detail",
+    "check_release_budget",
+    "publish_release",
+]
 
 PathLike = str | os.PathLike[str]
+
+RELEASE_FORMAT = "ldpsample-release/1"
+#: The published folder's index: release id, spec sha256, every released file with its sha256.
+RELEASE_FILE = "release.json"
+README_FILE = "README.md"
+SPEC_FOLDER = "spec"
+RELEASED_FOLDER = "released"
+
+
+def _checkpoint(name: str) -> None:
+    """A named point of :func:`publish_release` (``"recorded"``, ``"drawn"``, ``"staged"``,
+    ``"swapping"``, ``"published"``); does nothing. Tests replace it to kill the process
+    there and check what the ledger and the folder hold."""
+    del name
 
 
 @dataclass(frozen=True)
 class PublishedRelease:
-    """What :func:`publish_release` did: the release id (in the ledger and ``release.json``)
-    and the draws with their operator report."""
+    """What :func:`publish_release` did: the release id (in the ledger and ``release.json``),
+    the draws with their operator report, and the published folder."""
 
     release_id: str
     release: Release
+    folder: Path
 
 
 def budget_detail(spec: ReleaseSpec) -> str:
@@ -49,18 +101,6 @@ def budget_detail(spec: ReleaseSpec) -> str:
     )
 
 
-def releasing_users(
-    spec: ReleaseSpec, histograms: pl.DataFrame, users: Sequence[str] | None
-) -> list[str]:
-    """The users a release draws for: ``users`` (or those of ``histograms``) with hidden
-    membership; with public attributes, those with data (within ``users`` if given)."""
-    with_data = set(histograms["user"].cast(pl.String).to_list())
-    if users is None:
-        return sorted(with_data)
-    listed = {str(u) for u in users}
-    return sorted(listed & with_data if spec.attributes_public else listed)
-
-
 def check_release_budget(
     spec: ReleaseSpec,
     users: Sequence[str],
@@ -68,100 +108,169 @@ def check_release_budget(
     ledger: Ledger | PathLike,
     budget: float | None,
     key: str,
+    population: str = DEFAULT_POPULATION,
 ) -> float:
     """Raise :class:`~ldpsample.publish.BudgetExceededError` if releasing ``spec`` to
     ``users`` would take one past ``budget`` (config key ``key``); return the largest projected
-    total. Depends on the spec and the ledger only."""
+    total. Depends on the spec and the ledger only (an early warning: :func:`publish_release`
+    checks again under the lock that records the spend)."""
     book = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
     with book.transaction() as tx:
         return tx.check_budget(
-            users, add=spec.budget_bound, budget=budget, key=key, detail=budget_detail(spec)
+            canonical_user_ids(users, key=key),
+            add=spec.budget_bound,
+            budget=budget,
+            key=key,
+            detail=budget_detail(spec),
+            population=population,
         )
+
+
+def _clean_leftovers(folder: Path) -> None:
+    """Remove the new and old folders a killed run left beside ``folder``."""
+    for leftover in folder.parent.glob(f".{folder.name}.*-*"):
+        if leftover.name.startswith((f".{folder.name}.new-", f".{folder.name}.old-")):
+            shutil.rmtree(leftover, ignore_errors=True)
 
 
 def publish_release(
     spec: ReleaseSpec,
     histograms: pl.DataFrame,
     *,
-    spec_sha256: str,
+    spec_folder: PathLike,
     uniforms: UniformSource,
     ledger: Ledger | PathLike,
     budget: float | None,
     key: str,
-    released: Mapping[float, PathLike],
-    manifest: PathLike | None = None,
+    folder: PathLike,
     users: Sequence[str] | None = None,
+    population: str = DEFAULT_POPULATION,
+    project: PathLike = ".",
+    kernel: Callable[..., object] | None = None,
 ) -> PublishedRelease:
-    """Check the budget, draw, record the spend and write the released files (see the module
+    """Check the budget, record the spend, draw and replace ``folder`` whole (see the module
     docstring for the order).
 
     Parameters
     ----------
-    spec, spec_sha256
-        The public spec and its identity (:func:`~ldpsample.publish.spec_sha256`).
-    histograms, users, uniforms
+    spec, spec_folder
+        The public spec and the folder its files were read from (copied into ``folder``).
+    histograms, users, uniforms, kernel
         As :func:`~ldpsample.publish.release_items`.
-    ledger, budget, key
-        The persistent ledger, the per-user budget (None: no cap) and its config key.
-    released
-        ε -> the parquet file of that ε's draws (``user, attribute, subcategory, sample,
-        item``); every ε of the spec.
-    manifest
-        Where to write ``release.json`` (release id, spec sha256, files and row counts), or None.
+    ledger, budget, key, population
+        The persistent ledger, the per-user budget (None: no cap) read from the current config,
+        its config key, and the population the users belong to.
+    folder
+        The published folder, replaced as a whole: ``spec/``, ``released/eps~<ε>.parquet``
+        (``epsilon, user, attribute, subcategory, sample, item``), ``release.json``,
+        ``README.md``.
+    project
+        The project folder whose ``privacy/`` lists the ledgers it knows of.
 
     Raises
     ------
-    BudgetExceededError
-        Before anything is drawn or written.
+    BudgetExceededError, LedgerConflictError
+        Before anything is drawn, recorded or written.
     PrivacyAuditError
-        A kernel above its ε: nothing is recorded or written.
+        A kernel above its ε: nothing is recorded, drawn or written.
     """
-    missing = sorted(set(spec.epsilons) - {float(e) for e in released})
-    if missing:
-        raise ValueError(f"released names no file for epsilon {missing}")
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    _clean_leftovers(folder)
     book = ledger if isinstance(ledger, Ledger) else Ledger(ledger)
-    release_id = uuid.uuid4().hex
-    with contextlib.ExitStack() as files:
-        temporary = {
-            float(eps): files.enter_context(atomic_path(path)) for eps, path in released.items()
-        }
-        with book.transaction() as tx:
-            tx.check_budget(
-                releasing_users(spec, histograms, users),
-                add=spec.budget_bound,
-                budget=budget,
-                key=key,
-                detail=budget_detail(spec),
-            )
-            result = release_items(spec, histograms, uniforms=uniforms, users=users)
-            rows = {}
-            for eps, tmp in temporary.items():
-                part = result.released.filter(pl.col("epsilon") == eps).drop("epsilon")
-                part.write_parquet(tmp)
-                rows[eps] = part.height
-            spend = result.released.group_by("user", "epsilon").agg(
-                pl.len().cast(pl.Int64).alias("samples")
-            )
-            tx.record(
-                release_id=release_id,
-                table=spec.name,
-                spec_sha256=spec_sha256,
-                seeded=spec.seeded,
-                spend=spend.sort("user", "epsilon"),
-            )
-        # committed: the renames (leaving the ExitStack) publish the files
-    if manifest is not None:
-        write_json(
-            {
-                "release_id": release_id,
-                "spec_sha256": spec_sha256,
-                "name": spec.name,
-                "reproducible_not_for_publication": spec.seeded,
-                "files": {
-                    os.path.basename(os.fspath(released[eps])): {"epsilon": eps, "rows": n}
-                    for eps, n in sorted(rows.items())
-                },
-            },
-            manifest,
+    hist = histograms.with_columns(
+        pl.Series("user", canonical_user_ids(histograms["user"], key=key))
+    )
+    roster = None if users is None else canonical_user_ids(users, key=key)
+    audit_spec(spec, kernel=kernel)
+    spend = planned_spend(spec, hist, users=roster)
+    releasing = spend["user"].unique().sort().to_list()
+    register_ledger(book.path, project)
+    elsewhere = other_ledger_spend(book.path, releasing, population=population, project=project)
+    if elsewhere:
+        path, held, most = elsewhere[0]
+        raise LedgerConflictError(
+            f"config key {key.rsplit('.', 1)[0]}.ledger: {held} of the {len(releasing)} users of "
+            f"population {population!r} hold spend (up to {most!r}) in ledger {path}, not in "
+            f"{book.path}; nothing was drawn or written. Release against the ledger that holds "
+            "their spend (ledger: that file), or name another population if they are other people"
         )
-    return PublishedRelease(release_id=release_id, release=result)
+    release_id = uuid.uuid4().hex
+    with book.transaction() as tx:
+        tx.check_budget(
+            releasing,
+            add=spec.budget_bound,
+            budget=budget,
+            key=key,
+            detail=budget_detail(spec),
+            population=population,
+        )
+        tx.record(
+            release_id=release_id,
+            table=spec.name,
+            spec_sha256=file_sha256(Path(spec_folder) / MANIFEST_FILE),
+            seeded=spec.seeded,
+            spend=spend,
+            population=population,
+        )
+    _checkpoint("recorded")
+    result = release_items(spec, hist, uniforms=uniforms, users=roster, kernel=kernel)
+    drawn = (
+        result.released.group_by("user", "epsilon")
+        .agg(pl.len().cast(pl.Int64).alias("samples"))
+        .sort("user", "epsilon")
+    )
+    if not drawn.equals(spend):
+        raise RuntimeError(
+            f"release {release_id}: the draws differ from the spend recorded before drawing "
+            "(the ledger holds the planned spend; nothing was published)"
+        )
+    _checkpoint("drawn")
+    staging = folder.parent / f".{folder.name}.new-{release_id}"
+    _write_folder(spec, result, staging, spec_folder=Path(spec_folder), release_id=release_id)
+    _checkpoint("staged")
+    old = folder.parent / f".{folder.name}.old-{release_id}"
+    if folder.exists():
+        folder.rename(old)
+    _checkpoint("swapping")
+    staging.rename(folder)
+    shutil.rmtree(old, ignore_errors=True)
+    _checkpoint("published")
+    return PublishedRelease(release_id=release_id, release=result, folder=folder)
+
+
+def _write_folder(
+    spec: ReleaseSpec, result: Release, staging: Path, *, spec_folder: Path, release_id: str
+) -> None:
+    """The published folder's files in ``staging`` (see :func:`publish_release`)."""
+    for name in (DOMAIN_FILE, MANIFEST_FILE):
+        write_text((spec_folder / name).read_text(encoding="utf-8"), staging / SPEC_FOLDER / name)
+    files = {}
+    for eps in spec.epsilons:
+        name = f"{RELEASED_FOLDER}/eps~{epsilon_text(eps)}.parquet"
+        part = result.released.filter(pl.col("epsilon") == eps)
+        write_parquet(part, staging / name)
+        files[name] = {
+            "epsilon": float(eps),
+            "rows": part.height,
+            "sha256": file_sha256(staging / name),
+        }
+    index = {
+        "format": RELEASE_FORMAT,
+        "release_id": release_id,
+        "name": spec.name,
+        "publishable": not spec.seeded,
+        "spec": {
+            "folder": SPEC_FOLDER,
+            "sha256": file_sha256(staging / SPEC_FOLDER / MANIFEST_FILE),
+            "files": {
+                f"{SPEC_FOLDER}/{name}": file_sha256(staging / SPEC_FOLDER / name)
+                for name in (DOMAIN_FILE, MANIFEST_FILE)
+            },
+        },
+        "columns": list(result.released.columns),
+        "files": files,
+        "readme": README_FILE,
+    }
+    write_json(index, staging / RELEASE_FILE)
+    write_text(publication_readme(spec, index), staging / README_FILE)

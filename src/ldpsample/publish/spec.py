@@ -105,6 +105,9 @@ class ReleaseSpec:
         True when the draws come from a ``release_seed`` (reproducible: not for publication).
     provenance
         Where the prior, items and subcategories came from.
+    population
+        The operator's name for the people released (the ledger keys spend by population and
+        user; a reused spec passes it on).
     """
 
     name: str
@@ -117,6 +120,7 @@ class ReleaseSpec:
     participation: Mapping[str, Any] | None = None
     seeded: bool = False
     provenance: Mapping[str, Any] = field(default_factory=dict)
+    population: str = "default"
 
     @property
     def subcategories(self) -> list[tuple[str, str]]:
@@ -171,6 +175,7 @@ class ReleaseSpec:
                 }
             ),
             "provenance": dict(self.provenance),
+            "population": self.population,
         }
 
 
@@ -246,4 +251,5 @@ def read_spec(path: PathLike) -> ReleaseSpec:
         participation=manifest["participation"],
         seeded=not manifest["randomness"]["publishable"],
         provenance=manifest["provenance"],
+        population=str(manifest.get("population", "default")),
     )

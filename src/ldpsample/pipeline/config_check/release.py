@@ -24,16 +24,19 @@ RELEASE_KEYS: dict[str, Any] = {
     "prior_smoothing": 0,
     "ledger": None,
     "budget": None,
+    "population": None,
 }
 #: What ``top_items: auto`` means in an evaluation (a release's auto keeps the public domain).
 AUTO_TOP_ITEMS = 100
-#: Where the ledger of events.<name> lives when events.<name>.ledger is null.
-DEFAULT_LEDGER = "privacy/{name}.ledger.sqlite"
+#: Where the ledger of events.<name> lives when events.<name>.ledger is null: the project's one
+#: ledger, whatever the entry's name (spend follows the users across renames and entries).
+DEFAULT_LEDGER = "privacy/ledger.sqlite"
 
 
 def events_ledger(name: str, entry: dict) -> str:
-    """The ledger file of ``events.<name>`` (its ``ledger`` key, or the default)."""
-    return entry.get("ledger") or DEFAULT_LEDGER.format(name=name)
+    """The ledger file of ``events.<name>`` (its ``ledger`` key, or the project's one)."""
+    del name
+    return entry.get("ledger") or DEFAULT_LEDGER
 
 
 def check_events_release(key: str, entry: dict) -> None:

@@ -1,0 +1,70 @@
+"""The README.md of a published folder: what each file is, its ε, what a reader may conclude,
+and the one command that estimates from it.
+
+Uses: this package's spec and exactness; no other ldpsample module.
+
+The text is a function of the spec and of ``release.json``'s content only (public), so it is
+as publishable as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ldpsample.publish.exactness import RELATIVE_EXCESS
+from ldpsample.publish.spec import ReleaseSpec
+
+__all__ = ["ESTIMATE_COMMAND", "publication_readme"]
+
+#: The command that turns a published folder into population estimates.
+ESTIMATE_COMMAND = "ldpsample estimate <this folder> --out <table.csv>"
+
+
+def publication_readme(spec: ReleaseSpec, index: Mapping[str, Any]) -> str:
+    """Markdown describing the published folder of ``spec`` whose ``release.json`` holds
+    ``index`` (its ``files``: path -> ``epsilon, rows, sha256``)."""
+    if index["publishable"]:
+        status = (
+            "Publishable: every draw used secret randomness from the operating system, "
+            "never stored."
+        )
+    else:
+        status = (
+            "**Reproducible, not for publication**: the draws come from a seed; whoever "
+            "knows it recomputes every draw. Do not publish this folder."
+        )
+    rows = "\n".join(
+        f"| `{path}` | {entry['epsilon']!r} | {entry['rows']} | `{entry['sha256']}` |"
+        for path, entry in sorted(index["files"].items())
+    )
+    membership = (
+        "only in the subcategories where they have data (membership is public)"
+        if spec.attributes_public
+        else "in every subcategory (a user without data there draws from the prior q, so the "
+        "rows reveal only that the user is in the table)"
+    )
+    return f"""# Release {index["release_id"]} of `{spec.name}`
+
+{status}
+
+Each user released, {membership}, {spec.samples} item(s) per subcategory and ε, drawn from
+p·K_(q,ε): the minimax-optimal ε-LDP sampler (Zamanlooy, Diaz & Asoodeh, AISTATS 2025,
+Algorithm 1) with the public prior q of `spec/domain.csv`. Each file is ε-LDP for every user at
+its ε (to within a factor 1 + {RELATIVE_EXCESS:g} of ε over the 2**-53 grid of the uniforms);
+together they cost each user at most {spec.budget_bound!r} (subcategories × Σε × samples).
+
+| file | ε | rows | sha256 |
+|---|---|---|---|
+{rows}
+
+- `released/eps~<ε>.parquet`: one row per draw, columns `{", ".join(index["columns"])}`.
+- `spec/manifest.json`, `spec/domain.csv`: the public mechanism (items, q, ε values, samples,
+  provenance); sha256 of the manifest `{index["spec"]["sha256"]}`.
+- `release.json`: this release's id, the spec's sha256 and every file above with its sha256
+  (check them with `sha256sum`).
+
+Estimate the population's item distributions (with standard errors) from this folder alone:
+
+    {ESTIMATE_COMMAND}
+"""
