@@ -2,7 +2,8 @@
 release drew from; not for publication): each estimator's error, and the error of reporting the
 prior q, against the truth (the releasing users' mean distribution) per (attribute,
 subcategory, ε) (ldpsample.estimate.estimator_errors; docs/analysing.md). The histograms' user
-ids are read as the ledger keys of the released rows (ldpsample.publish.canonical_user_ids)."""
+ids are read as the ledger keys of the released rows (ldpsample.publish.canonical_user_ids).
+errors.csv is written 0600, like the other files computed from the private data at row level."""
 
 from typing import TYPE_CHECKING
 
@@ -29,7 +30,7 @@ histograms = histograms.with_columns(
     pl.Series("user", canonical_user_ids(histograms["user"], key=snakemake.params.key))
 )
 errors = estimator_errors(publication, estimates, histograms)
-write_csv(errors, snakemake.output.errors)
+write_csv(errors, snakemake.output.errors, private=True)
 for row in summarise_errors(errors).iter_rows(named=True):
     log.info(
         "epsilon=%g %s: mean TV error %.3g, largest %.3g over %d subcategories",

@@ -9,6 +9,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 
@@ -38,7 +39,7 @@ def test_the_worked_example_runs_from_a_copy_of_publish_alone(tmp_path):
     (wd / "data").mkdir()
     events_table(users=60).write_parquet(wd / "data/events.parquet")
     public_table().write_parquet(wd / "data/public.parquet")
-    run_release(wd, "pub", {"pub": entry()})
+    run_release(wd, "pub", {"pub": entry(release_seed=None)})  # secret randomness: publish/
     analyst = tmp_path / "analyst"
     analyst.mkdir()
     shutil.copytree(wd / "results/events/pub/publish", analyst / "publish")
@@ -88,6 +89,7 @@ def test_the_estimate_rule_reads_the_publication_alone_and_scores_each_estimator
         "errors.csv", "estimates.csv", "figure.png", "tests.csv",
     ]  # fmt: skip
     assert (out / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert stat.S_IMODE((out / "errors.csv").stat().st_mode) == 0o600  # from private data
     alone = tmp_path / "alone"
     shutil.copytree(base / "reproducible_not_for_publication", alone)
     want = estimate_publication(read_publication(alone))
