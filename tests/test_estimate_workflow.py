@@ -12,11 +12,12 @@ import shutil
 import stat
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 import polars as pl
 import pytest
-from _workflow import ROOT, copy_workflow
+from _workflow import ROOT, copy_workflow, snakemake
 from test_publish_workflow import entry, events_table, public_table
 from test_publish_workflow import run as run_release
 
@@ -90,6 +91,9 @@ def test_the_estimate_rule_reads_the_publication_alone_and_scores_each_estimator
     ]  # fmt: skip
     assert (out / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert stat.S_IMODE((out / "errors.csv").stat().st_mode) == 0o600  # from private data
+    snakemake(wd, "--configfile", "config/pub.yaml", "--report", "report.zip")
+    with zipfile.ZipFile(wd / "report.zip") as report:
+        assert any(n.endswith("/figure.png") for n in report.namelist()), report.namelist()
     alone = tmp_path / "alone"
     shutil.copytree(base / "reproducible_not_for_publication", alone)
     want = estimate_publication(read_publication(alone))
