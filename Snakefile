@@ -21,6 +21,7 @@ include: "workflow/rules/movielens.smk"
 include: "workflow/rules/avazu.smk"
 include: "workflow/rules/wpm.smk"
 include: "workflow/rules/events.smk"
+include: "workflow/rules/estimate.smk"
 include: "workflow/rules/reproduction.smk"
 
 
@@ -29,4 +30,5 @@ rule all:
     input:
         get_final_outputs(),
         get_events_outputs(),
+        get_estimate_outputs(),
         get_reproduction_outputs() if writes_reproduction_table() else [],

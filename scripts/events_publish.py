@@ -4,14 +4,19 @@ every user of the roster is recorded before any draw exists, the users draw thei
 (ldpsample.publish.release_items, with the kernel audit), and the published folder (publish/,
 or reproducible_not_for_publication/ for a seeded run) is built beside and swapped in whole. The
 ledger totals of the table's users and the operator's release report are written beside it,
-never in it, 0600 (ldpsample.publish.publish_release; docs/publishing.md)."""
+never in it, 0600 (ldpsample.publish.publish_release; docs/publishing.md). Before any draw the
+accuracy plan is computed from public inputs only (the spec and the number of releasing users;
+ldpsample.estimate.accuracy_plan), its warnings and a summary go to the console, and it is
+written into the published release.json."""
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ldpsample.estimate.plan import accuracy_plan, plan_summary, releasing_users
 from ldpsample.pipeline.io import write_csv, write_text
+from ldpsample.pipeline.progress import PROGRESS
 from ldpsample.pipeline.scripting import start
 from ldpsample.publish import Ledger, publish_release, read_spec, uniform_source
 from ldpsample.publish.publication import RELEASE_FILE
@@ -28,6 +33,10 @@ if spec.seeded != (seed is not None):
     raise ValueError(f"the spec says seeded={spec.seeded} but release_seed is {seed!r}")
 histograms = pl.concat([pl.read_parquet(path) for path in snakemake.input.histograms])
 users = pl.read_parquet(snakemake.input.roster)["user"].to_list()
+plan = accuracy_plan(spec, users=releasing_users(spec, histograms, users=users))
+for warning in plan.warnings:
+    log.warning("accuracy plan: %s", warning)
+log.info("%s", plan_summary(plan), extra=PROGRESS)
 try:
     published = publish_release(
         spec,
@@ -40,6 +49,7 @@ try:
         population=spec.population,
         folder=snakemake.params.folder,
         users=users,
+        accuracy_plan=plan.to_json(),
     )
 except Exception as exc:
     log.error("%s", exc)

@@ -9,15 +9,20 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 import polars as pl
 import pytest
-from _workflow import ROOT, copy_workflow
+from _workflow import ROOT, copy_workflow, snakemake
 from test_publish_workflow import entry, events_table, public_table
 from test_publish_workflow import run as run_release
+
+from ldpsample.estimate import estimate_publication, read_publication
+from ldpsample.estimate.table import ESTIMATE_SCHEMA, TEST_SCHEMA
 
 pytestmark = pytest.mark.workflow
 
@@ -35,7 +40,7 @@ def test_the_worked_example_runs_from_a_copy_of_publish_alone(tmp_path):
     (wd / "data").mkdir()
     events_table(users=60).write_parquet(wd / "data/events.parquet")
     public_table().write_parquet(wd / "data/public.parquet")
-    run_release(wd, "pub", {"pub": entry()})
+    run_release(wd, "pub", {"pub": entry(release_seed=None)})  # secret randomness: publish/
     analyst = tmp_path / "analyst"
     analyst.mkdir()
     shutil.copytree(wd / "results/events/pub/publish", analyst / "publish")
@@ -66,3 +71,78 @@ def test_the_worked_example_runs_from_a_copy_of_publish_alone(tmp_path):
         exec(compile(example, str(PAGE), "exec"), {})
     finally:
         os.chdir(cwd)
+
+
+def test_the_estimate_rule_reads_the_publication_alone_and_scores_each_estimator(tmp_path):
+    """events_estimate's tables equal what the library computes from a copy of the published
+    folder alone; events_estimate_errors' errors equal TV distances to the truth computed here
+    from the raw events table (hidden membership: a user without data in a subcategory counts
+    as the prior q)."""
+    wd = copy_workflow(tmp_path / "wf")
+    (wd / "data").mkdir()
+    events = events_table()
+    events.write_parquet(wd / "data/events.parquet")
+    public_table().write_parquet(wd / "data/public.parquet")
+    run_release(wd, "pub", {"pub": entry()})
+    base = wd / "results/events/pub"
+    out = base / "estimate"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "errors.csv", "estimates.csv", "figure.png", "tests.csv",
+    ]  # fmt: skip
+    assert (out / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert stat.S_IMODE((out / "errors.csv").stat().st_mode) == 0o600  # from private data
+    snakemake(wd, "--configfile", "config/pub.yaml", "--report", "report.zip")
+    with zipfile.ZipFile(wd / "report.zip") as report:
+        assert any(n.endswith("/figure.png") for n in report.namelist()), report.namelist()
+    alone = tmp_path / "alone"
+    shutil.copytree(base / "reproducible_not_for_publication", alone)
+    want = estimate_publication(read_publication(alone))
+    table = pl.read_csv(out / "estimates.csv", schema=ESTIMATE_SCHEMA)
+    assert table.drop("estimate", "se", "lower", "upper").equals(
+        want.table.drop("estimate", "se", "lower", "upper")
+    )
+    for column in ("estimate", "se", "lower", "upper"):
+        np.testing.assert_allclose(table[column], want.table[column], rtol=1e-12, atol=1e-15)
+    tests = pl.read_csv(out / "tests.csv", schema=TEST_SCHEMA)
+    assert tests.height == 5 * 2 and (tests["users"] == 40).all()
+    np.testing.assert_allclose(tests["p_value"], want.tests["p_value"], rtol=1e-12)
+    # the truth from the raw table: the mean over all 40 users of p_u (q without data)
+    domain = pl.read_csv(alone / "spec/domain.csv", schema_overrides={"subcategory": pl.String})
+    errors = pl.read_csv(out / "errors.csv", schema_overrides={"subcategory": pl.String})
+    assert set(errors["method"]) == {"inversion", "norm_sub", "em", "prior"}
+    assert errors.height == 5 * 2 * 4
+    users = events["user_id"].unique().sort()
+    for attribute, subcategory in domain.select("attribute", "subcategory").unique().iter_rows():
+        cell = domain.filter(pl.col("subcategory") == subcategory).sort("item")
+        items, q = cell["item"].to_list(), cell["q"].to_numpy()
+        truth = np.zeros(len(items))
+        for user in users:
+            mine = events.filter(
+                (pl.col("user_id") == user) & (pl.col(attribute).cast(pl.String) == subcategory)
+            )
+            if mine.height == 0:
+                truth += q
+                continue
+            mass = mine.group_by("item_id").agg(pl.col("n").sum())
+            counts = dict(mass.iter_rows())
+            p = np.array([counts.get(item, 0.0) for item in items])
+            truth += p / p.sum()
+        truth /= users.len()
+        for eps in (1.0, 4.0):
+            rows = errors.filter(
+                (pl.col("subcategory") == subcategory) & (pl.col("epsilon") == eps)
+            )
+            got = dict(rows.select("method", "tv_error").iter_rows())
+            assert got["prior"] == pytest.approx(0.5 * np.abs(q - truth).sum(), abs=1e-12)
+            for method in ("inversion", "norm_sub", "em"):
+                estimate = (
+                    table.filter(
+                        (pl.col("subcategory") == subcategory)
+                        & (pl.col("epsilon") == eps)
+                        & (pl.col("method") == method)
+                    )
+                    .sort("item")["estimate"]
+                    .to_numpy()
+                )
+                want_tv = 0.5 * np.abs(estimate - truth).sum()
+                assert got[method] == pytest.approx(want_tv, abs=1e-12)

@@ -29,6 +29,8 @@ from _workflow import (
 )
 
 from ldpsample import epsilon_lower_bound, minimax_kernel, tv_distance
+from ldpsample.estimate import accuracy_plan, plan_summary
+from ldpsample.publish import read_spec
 
 pytestmark = pytest.mark.workflow
 
@@ -196,6 +198,29 @@ def test_a_release_writes_the_spec_the_draws_and_the_ledger_and_publish_holds_no
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
+def test_the_accuracy_plan_from_public_inputs_is_published_and_printed(workdir):
+    """release.json holds the plan that the spec and the roster size alone give (recomputed
+    here from the published folder), the console prints its warnings (inversion cannot beat q
+    at ε = 0.5 with 40 users) and its summary, and README.md names the cells."""
+    name = "planned"
+    proc = run(workdir, name, {name: entry(epsilons=[0.5, 4])})
+    folder = folder_of(workdir, name)
+    index = json.loads((folder / "release.json").read_text())
+    want = accuracy_plan(read_spec(folder / "spec"), users=40)
+    assert index["accuracy_plan"] == json.loads(json.dumps(want.to_json()))
+    cells = pl.DataFrame(index["accuracy_plan"]["cells"])
+    assert cells.height == 5 * 2 and (cells["draws"] == 40).all()
+    weak = cells.filter(~pl.col("inversion_can_beat_prior"))
+    assert weak["epsilon"].to_list() == [0.5] * 5  # 6 items, 40 draws: TV error 1.6 > 0.9
+    assert len(index["accuracy_plan"]["warnings"]) == 5
+    console = proc.stderr
+    assert console.count("accuracy plan: ") == 5 and "inversion cannot beat q" in console
+    assert plan_summary(want) in console
+    readme = (folder / "README.md").read_text()
+    assert "5 of them cannot beat reporting q by inversion" in readme
+    assert "over 10 (subcategory, ε) cells" in readme.replace("\n", " ")
+
+
 @pytest.mark.parametrize(
     ("changes", "key", "hint"),
     [
@@ -289,6 +314,11 @@ def test_declared_public_attributes_release_only_where_users_have_data(workdir):
     manifest = (base / SEEDED / "spec/manifest.json").read_text()
     assert '"attributes_public": true' in manifest and '"min_user_count": 4' in manifest
     assert (ledger_totals(workdir, name)["total_epsilon"] <= 3 * 2).all()
+    # the accuracy plan counts the users releasing in each subcategory (public in this mode)
+    plan = json.loads((base / SEEDED / "release.json").read_text())["accuracy_plan"]
+    draws = {(c["attribute"], c["subcategory"]): c["draws"] for c in plan["cells"]}
+    counted = released.group_by("attribute", "subcategory").agg(pl.col("user").n_unique())
+    assert draws == {(a, s): n for a, s, n in counted.iter_rows()}
 
 
 def test_the_ledger_adds_up_every_draw_across_runs_and_refuses_past_the_budget(workdir):

@@ -33,8 +33,10 @@ _EXPORTS: dict[str, str] = {
     "inversion": "ldpsample.estimate.estimators",
     "log_likelihood": "ldpsample.estimate.estimators",
     "norm_sub": "ldpsample.estimate.estimators",
+    "plan_summary": "ldpsample.estimate.plan",
     "population_truth": "ldpsample.estimate.evaluation",
     "read_publication": "ldpsample.estimate.publication",
+    "releasing_users": "ldpsample.estimate.plan",
     "structured_kernel": "ldpsample.estimate.structured",
     "summarise_errors": "ldpsample.estimate.evaluation",
 }
@@ -55,8 +57,10 @@ __all__ = [
     "inversion",
     "log_likelihood",
     "norm_sub",
+    "plan_summary",
     "population_truth",
     "read_publication",
+    "releasing_users",
     "structured_kernel",
     "summarise_errors",
 ]
@@ -79,7 +83,12 @@ if TYPE_CHECKING:  # static analysers see the eager imports
         population_truth,
         summarise_errors,
     )
-    from ldpsample.estimate.plan import AccuracyPlan, accuracy_plan
+    from ldpsample.estimate.plan import (
+        AccuracyPlan,
+        accuracy_plan,
+        plan_summary,
+        releasing_users,
+    )
     from ldpsample.estimate.publication import Publication, PublicationError, read_publication
     from ldpsample.estimate.structured import StructuredKernel, structured_kernel
     from ldpsample.estimate.table import Estimates, estimate_publication

@@ -17,7 +17,7 @@ population, and the plan says so.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,14 @@ import polars as pl
 from ldpsample.estimate.structured import structured_kernel
 from ldpsample.publish.spec import ReleaseSpec
 
-__all__ = ["PLAN_CELL_SCHEMA", "PLAN_ITEM_SCHEMA", "AccuracyPlan", "accuracy_plan"]
+__all__ = [
+    "PLAN_CELL_SCHEMA",
+    "PLAN_ITEM_SCHEMA",
+    "AccuracyPlan",
+    "accuracy_plan",
+    "plan_summary",
+    "releasing_users",
+]
 
 #: Per (attribute, subcategory, ε, item): the prior and the inversion's predicted standard error.
 PLAN_ITEM_SCHEMA: dict[str, pl.DataType] = {
@@ -150,4 +157,53 @@ def accuracy_plan(spec: ReleaseSpec, *, users: int | Mapping[tuple[str, str], in
         items=pl.concat(item_frames),
         cells=pl.DataFrame(cells, schema=PLAN_CELL_SCHEMA, orient="row"),
         warnings=tuple(warnings),
+    )
+
+
+def releasing_users(
+    spec: ReleaseSpec, histograms: pl.DataFrame, *, users: Sequence[str]
+) -> int | dict[tuple[str, str], int]:
+    """How many users release in each subcategory, as :func:`accuracy_plan`'s ``users``.
+
+    With hidden membership every user of the roster ``users`` releases everywhere: the roster's
+    size, a count of the population that the released rows reveal anyway; ``histograms`` is not
+    read. With public attributes a user releases where they have a positive count on the
+    subcategory's domain: per subcategory the count of such users of the roster (public in that
+    mode: the released rows show who released where), at least 1 so that a subcategory nobody
+    releases in is still planned.
+    """
+    roster = pl.Series("user", [str(user) for user in users], dtype=pl.String).unique()
+    if not spec.attributes_public:
+        return max(roster.len(), 1)
+    domain = spec.domain.filter(pl.col("q") > 0).select("attribute", "subcategory", "item")
+    counted = (
+        histograms.lazy()
+        .select(
+            pl.col("user").cast(pl.String),
+            pl.col("attribute").cast(pl.String),
+            pl.col("subcategory").cast(pl.String),
+            pl.col("item").cast(pl.String),
+            pl.col("count"),
+        )
+        .filter((pl.col("count") > 0) & pl.col("user").is_in(roster.implode()))
+        .join(domain.lazy(), on=["attribute", "subcategory", "item"], how="semi")
+        .group_by("attribute", "subcategory")
+        .agg(pl.col("user").n_unique().alias("users"))
+        .collect()
+    )
+    found = {(a, s): int(n) for a, s, n in counted.iter_rows()}
+    return {key: max(found.get(key, 0), 1) for key in spec.subcategories}
+
+
+def plan_summary(plan: AccuracyPlan) -> str:
+    """One line for a console: cells planned, the largest predicted TV error and cond(K), and
+    how many cells inversion cannot beat reporting ``q`` in."""
+    worst = plan.cells.sort("predicted_tv_error", descending=True).row(0, named=True)
+    return (
+        f"accuracy plan (public inputs only, population at the prior q): {plan.cells.height} "
+        f"(subcategory, epsilon) cells, largest predicted TV error of the inversion "
+        f"{worst['predicted_tv_error']:.3g} ({worst['attribute']}={worst['subcategory']!r}, "
+        f"epsilon={worst['epsilon']!r}, {worst['draws']} draws), largest cond(K) "
+        f"{plan.cells['condition_number'].max():.3g}; inversion cannot beat q in "
+        f"{len(plan.warnings)} of them"
     )

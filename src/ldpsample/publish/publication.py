@@ -20,7 +20,8 @@ Order of :func:`publish_release`:
 5. draw (:func:`~ldpsample.publish.client.release_items`) and check that the draws are exactly
    the planned ones;
 6. write the new folder beside the old one (``.<folder>.new-<id>``): the spec, one parquet file
-   per ε, ``release.json`` (every file with its sha256) and ``README.md``;
+   per ε, ``release.json`` (every file with its sha256, and the accuracy plan the caller
+   computed from public inputs before any draw) and ``README.md``;
 7. swap it in: the old folder is renamed away, the new one renamed into place, the old one
    removed. A reader sees the old publication, then (after a kill between the renames) none,
    then the new one: never a mix of two releases.
@@ -31,9 +32,10 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -147,6 +149,7 @@ def publish_release(
     population: str = DEFAULT_POPULATION,
     project: PathLike = ".",
     kernel: Callable[..., object] | None = None,
+    accuracy_plan: Mapping[str, Any] | None = None,
 ) -> PublishedRelease:
     """Check the budget, record the spend, draw and replace ``folder`` whole (see the module
     docstring for the order).
@@ -166,6 +169,10 @@ def publish_release(
         ``README.md``.
     project
         The project folder whose ``privacy/`` lists the ledgers it knows of.
+    accuracy_plan
+        JSON-ready accuracy plan computed from public inputs only before the call
+        (:meth:`ldpsample.estimate.AccuracyPlan.to_json`), written into ``release.json`` as
+        ``accuracy_plan`` and summarised in ``README.md``; None: neither holds a plan.
 
     Raises
     ------
@@ -227,7 +234,14 @@ def publish_release(
         )
     _checkpoint("drawn")
     staging = folder.parent / f".{folder.name}.new-{release_id}"
-    _write_folder(spec, result, staging, spec_folder=Path(spec_folder), release_id=release_id)
+    _write_folder(
+        spec,
+        result,
+        staging,
+        spec_folder=Path(spec_folder),
+        release_id=release_id,
+        accuracy_plan=accuracy_plan,
+    )
     _checkpoint("staged")
     old = folder.parent / f".{folder.name}.old-{release_id}"
     if folder.exists():
@@ -240,7 +254,13 @@ def publish_release(
 
 
 def _write_folder(
-    spec: ReleaseSpec, result: Release, staging: Path, *, spec_folder: Path, release_id: str
+    spec: ReleaseSpec,
+    result: Release,
+    staging: Path,
+    *,
+    spec_folder: Path,
+    release_id: str,
+    accuracy_plan: Mapping[str, Any] | None,
 ) -> None:
     """The published folder's files in ``staging`` (see :func:`publish_release`)."""
     for name in (DOMAIN_FILE, MANIFEST_FILE):
@@ -272,5 +292,7 @@ def _write_folder(
         "files": files,
         "readme": README_FILE,
     }
+    if accuracy_plan is not None:
+        index["accuracy_plan"] = dict(accuracy_plan)
     write_json(index, staging / RELEASE_FILE)
     write_text(publication_readme(spec, index), staging / README_FILE)

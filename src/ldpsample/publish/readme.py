@@ -44,6 +44,7 @@ def publication_readme(spec: ReleaseSpec, index: Mapping[str, Any]) -> str:
         else "in every subcategory (a user without data there draws from the prior q, so the "
         "rows reveal only that the user is in the table)"
     )
+    plan = _plan_text(index.get("accuracy_plan"))
     return f"""# Release {index["release_id"]} of `{spec.name}`
 
 {status}
@@ -63,8 +64,28 @@ together they cost each user at most {spec.budget_bound!r} (subcategories × Σ�
   provenance); sha256 of the manifest `{index["spec"]["sha256"]}`.
 - `release.json`: this release's id, the spec's sha256 and every file above with its sha256
   (check them with `sha256sum`).
-
+{plan}
 Estimate the population's item distributions (with standard errors) from this folder alone:
 
     {ESTIMATE_COMMAND}
 """
+
+
+def _plan_text(plan: Mapping[str, Any] | None) -> str:
+    """The README's paragraph on ``release.json``'s accuracy plan ("" without one)."""
+    if plan is None:
+        return ""
+    cells = plan["cells"]
+    worst = max(cells, key=lambda cell: cell["predicted_tv_error"])
+    warnings = "".join(f"\n- {line}" for line in plan["warnings"])
+    verdict = (
+        f"{len(plan['warnings'])} of them cannot beat reporting q by inversion:{warnings}\n"
+        if plan["warnings"]
+        else "In every one inversion can beat reporting q.\n"
+    )
+    return f"""
+`release.json`'s `accuracy_plan` was computed before any draw from public inputs only (the
+spec and the number of users, assuming the population at the prior q): per subcategory and ε
+the inversion's predicted TV error and cond(K). Largest predicted TV error
+{worst["predicted_tv_error"]:.3g} ({worst["attribute"]}={worst["subcategory"]!r}, ε =
+{worst["epsilon"]!r}) over {len(cells)} (subcategory, ε) cells. {verdict}"""
