@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from ldpsample.pipeline.config_check.names import epsilon_folder_name
 from ldpsample.publish import SeededUniforms, build_spec, publish_release, write_spec
 
 ITEMS = [f"i{k}" for k in range(8)]
@@ -91,25 +90,21 @@ def make_publication(
         **options,
     )
     publish = folder / "publish"
-    sha = write_spec(spec, publish / "spec")
+    write_spec(spec, folder / "work" / "spec")
     hist = private_histograms(users)
     if extra_rows:
         hist = pl.concat([hist, pl.DataFrame(list(extra_rows), schema=hist.schema, orient="row")])
     roster = [f"u{u:04d}" for u in range(users)]
-    released = {
-        eps: publish / "released" / f"eps~{epsilon_folder_name(eps)}.parquet" for eps in epsilons
-    }
-    (publish / "released").mkdir(parents=True, exist_ok=True)
     publish_release(
         spec,
         hist,
-        spec_sha256=sha,
+        spec_folder=folder / "work" / "spec",
         uniforms=SeededUniforms(seed),
-        ledger=folder / "ledger.sqlite",
+        ledger=folder / "privacy" / "ledger.sqlite",
         budget=None,
         key="events.t",
-        released=released,
-        manifest=publish / "released" / "release.json",
+        folder=publish,
         users=roster,
+        project=folder,
     )
     return publish, hist, roster

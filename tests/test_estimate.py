@@ -274,14 +274,28 @@ def test_evaluation_truth_is_the_mean_of_the_releasing_users_distributions(publi
     assert em4["max_tv_error"][0] == pytest.approx(expected.max())
 
 
+def rewrite_released(folder, name, frame):
+    """Write ``released/<name>`` and record its new sha256 in the index, as a consistent (if
+    wrong) publication would."""
+    path = folder / "released" / name
+    frame.write_parquet(path)
+    index_path = folder / "release.json"
+    index = json.loads(index_path.read_text())
+    index["files"][f"released/{name}"]["sha256"] = file_sha256(path)
+    index_path.write_text(json.dumps(index))
+
+
 def epsilon_column_copy(folder, tmp_path, value=None):
     copy = tmp_path / "copy"
     import shutil
 
     shutil.copytree(folder, copy)
-    path = copy / "released/eps~4.parquet"
-    frame = pl.read_parquet(path)
-    frame.with_columns(pl.lit(4.0 if value is None else value).alias("epsilon")).write_parquet(path)
+    frame = pl.read_parquet(copy / "released/eps~4.parquet")
+    rewrite_released(
+        copy,
+        "eps~4.parquet",
+        frame.with_columns(pl.lit(4.0 if value is None else value).alias("epsilon")),
+    )
     return copy
 
 
@@ -299,38 +313,37 @@ def test_reader_refuses_a_damaged_publication_naming_the_file(publication, tmp_p
 
     folder, _, _ = publication
     cases = {}
-    for case in ("sha", "spec", "rows", "item", "missing"):
+    for case in ("sha", "spec", "spec_file", "index", "rows", "item", "missing"):
         copy = tmp_path / case
         shutil.copytree(folder, copy)
         cases[case] = copy
-    manifest = cases["sha"] / "released/release.json"
-    data = json.loads(manifest.read_text())
-    data["files"]["eps~1.parquet"]["sha256"] = "0" * 64
-    manifest.write_text(json.dumps(data))
+    released = pl.read_parquet(folder / "released/eps~1.parquet")
+    # a released file changed after the index was written
+    released.head(5).write_parquet(cases["sha"] / "released/eps~1.parquet")
     with pytest.raises(PublicationError, match=r"eps~1.parquet: sha256 differs"):
         read_publication(cases["sha"])
-    del data["files"]["eps~1.parquet"]["sha256"]
-    data["sha256"] = {"eps~1.parquet": "1" * 64}  # a top-level table of checksums
-    manifest.write_text(json.dumps(data))
-    with pytest.raises(PublicationError, match=r"eps~1.parquet: sha256 differs"):
-        read_publication(cases["sha"])
-    real = {name: file_sha256(cases["sha"] / "released" / name) for name in data["files"]}
-    data["sha256"] = real
-    manifest.write_text(json.dumps(data))
-    assert read_publication(cases["sha"]).draws.height == read_publication(folder).draws.height
-    manifest = cases["spec"] / "released/release.json"
-    data = json.loads(manifest.read_text())
-    data["spec_sha256"] = "f" * 64
-    manifest.write_text(json.dumps(data))
-    with pytest.raises(PublicationError, match=r"release.json: spec_sha256"):
+    # an index of another spec
+    index_path = cases["spec"] / "release.json"
+    data = json.loads(index_path.read_text())
+    data["spec"]["sha256"] = "f" * 64
+    index_path.write_text(json.dumps(data))
+    with pytest.raises(PublicationError, match=r"release.json: spec sha256"):
         read_publication(cases["spec"])
-    path = cases["rows"] / "released/eps~1.parquet"
-    pl.read_parquet(path).head(5).write_parquet(path)
+    # a spec file that is not the one published
+    domain = cases["spec_file"] / "spec/domain.csv"
+    domain.write_text(domain.read_text() + "\n")
+    with pytest.raises(PublicationError, match=r"domain.csv"):
+        read_publication(cases["spec_file"])
+    # no index at all: nothing is read unchecked
+    (cases["index"] / "release.json").unlink()
+    with pytest.raises(PublicationError, match=r"release.json: not found"):
+        read_publication(cases["index"])
+    rewrite_released(cases["rows"], "eps~1.parquet", released.head(5))
     with pytest.raises(PublicationError, match=r"eps~1.parquet: 5 rows, release.json says"):
         read_publication(cases["rows"])
-    path = cases["item"] / "released/eps~1.parquet"
-    frame = pl.read_parquet(path)
-    frame.with_columns(pl.lit("zz").alias("item")).write_parquet(path)
+    rewrite_released(
+        cases["item"], "eps~1.parquet", released.with_columns(pl.lit("zz").alias("item"))
+    )
     with pytest.raises(PublicationError, match=r"not items of q > 0"):
         read_publication(cases["item"])
     (cases["missing"] / "released/eps~4.parquet").unlink()

@@ -1,17 +1,14 @@
-"""Reading a publication folder (``publish/``: ``spec/`` and ``released/``) into the spec and
-one table of released draws, checked against each other; the only module of
-:mod:`ldpsample.estimate` that knows the folder's layout.
+"""Reading a publication folder (``publish/``) into the spec and one table of released draws,
+checked against each other; the only module of :mod:`ldpsample.estimate` that knows the folder's
+layout.
 
-Uses: json, polars, ldpsample.publish.spec.
-
-Layout (docs/publishing.md): ``spec/domain.csv`` and ``spec/manifest.json``
-(:func:`ldpsample.publish.read_spec` checks the domain's sha256), ``released/release.json``
-(the spec's sha256 and, per file name, its ε and row count, and a sha256 where the release
-records one: in the file's entry or in a top-level ``sha256`` table of file names) and
-``released/eps~<ε>.parquet`` (``user, attribute, subcategory, sample, item``, and ``epsilon``
-where the release writes that column). A file's ε is read from its ``epsilon``
-column when present, else from ``release.json``, else from its name; all sources present must
-agree. Without ``release.json`` every ``eps~<ε>.parquet`` of ``released/`` is read.
+Layout (docs/publishing.md, written whole by :func:`ldpsample.publish.publish_release`):
+``release.json`` (the index: the spec's sha256 and each spec file's, and per released file its
+ε, row count and sha256), ``spec/domain.csv`` and ``spec/manifest.json``
+(:func:`ldpsample.publish.read_spec` checks the domain's sha256) and
+``released/eps~<ε>.parquet`` (``epsilon, user, attribute, subcategory, sample, item``). Every
+file the index lists must exist with its recorded sha256; a file's ε is read from its
+``epsilon`` column, the index and its name, which must agree.
 """
 
 from __future__ import annotations
@@ -56,27 +53,32 @@ class Publication:
     draws: pl.DataFrame
 
 
-def _release_manifest(released: Path, spec_folder: Path) -> dict[str, dict]:
-    """File name -> its entry in ``release.json`` ({} without one), after checking that the
-    release names this spec's sha256."""
-    manifest_path = released / "release.json"
-    if not manifest_path.is_file():
-        return {}
+def _release_index(root: Path) -> dict[str, dict]:
+    """Released file (relative to ``root``) -> its entry in ``release.json``, after checking
+    that the index names this spec and that every spec file has its recorded sha256."""
+    index_path = root / "release.json"
+    if not index_path.is_file():
+        raise PublicationError(f"{index_path}: not found (every publication has its index)")
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        files = {name: dict(entry) for name, entry in manifest["files"].items()}
-        checksums = dict(manifest.get("sha256") or {})
+        index = json.loads(index_path.read_text(encoding="utf-8"))
+        files = {str(name): dict(entry) for name, entry in index["files"].items()}
+        spec_entry = dict(index["spec"])
+        recorded = str(spec_entry["sha256"])
+        spec_files = {str(name): str(digest) for name, digest in spec_entry["files"].items()}
     except (ValueError, KeyError, TypeError, AttributeError) as error:
-        raise PublicationError(f"{manifest_path}: not a release manifest ({error})") from error
-    recorded = manifest.get("spec_sha256")
-    if recorded is not None and recorded != spec_sha256(spec_folder):
+        raise PublicationError(f"{index_path}: not a release index ({error})") from error
+    spec_folder = root / "spec"
+    if recorded != spec_sha256(spec_folder):
         raise PublicationError(
-            f"{manifest_path}: spec_sha256 {recorded!r} is not the sha256 of "
+            f"{index_path}: spec sha256 {recorded!r} is not the sha256 of "
             f"{spec_folder / 'manifest.json'} (the released files belong to another spec)"
         )
-    for name, digest in checksums.items():  # a top-level {file: sha256} table, if any
-        if name in files:
-            files[name].setdefault("sha256", digest)
+    for name, digest in sorted(spec_files.items()):
+        path = root / name
+        if not path.is_file() or file_sha256(path) != digest:
+            raise PublicationError(f"{path}: missing or its sha256 differs from release.json's")
+    if not files:
+        raise PublicationError(f"{index_path}: lists no released file")
     return files
 
 
@@ -99,17 +101,16 @@ def _epsilon_of(path: Path, entry: dict | None, frame: pl.DataFrame) -> float:
     return next(iter(sources.values()))
 
 
-def _read_released(path: Path, entry: dict | None) -> pl.DataFrame:
+def _read_released(path: Path, entry: dict) -> pl.DataFrame:
     if not path.is_file():
         raise PublicationError(f"{path}: listed in release.json but missing")
-    recorded = None if entry is None else entry.get("sha256")
-    if recorded is not None and file_sha256(path) != recorded:
+    if file_sha256(path) != entry.get("sha256"):
         raise PublicationError(f"{path}: sha256 differs from the one in release.json")
     frame = pl.read_parquet(path)
     missing = sorted(set(DRAW_SCHEMA) - {"epsilon"} - set(frame.columns))
     if missing:
         raise PublicationError(f"{path}: released file without columns {missing}")
-    if entry is not None and "rows" in entry and int(entry["rows"]) != frame.height:
+    if "rows" in entry and int(entry["rows"]) != frame.height:
         raise PublicationError(
             f"{path}: {frame.height} rows, release.json says {int(entry['rows'])}"
         )
@@ -121,8 +122,8 @@ def _read_released(path: Path, entry: dict | None) -> pl.DataFrame:
 
 
 def read_publication(folder: PathLike) -> Publication:
-    """The spec and draws of a ``publish/`` folder, checked: the release belongs to this spec,
-    each file has its recorded rows (and sha256, where recorded), one ε per file, and every
+    """The spec and draws of a ``publish/`` folder, checked: the index belongs to this spec,
+    each file has its recorded sha256 and rows, one ε per file, and every
     released item is in its subcategory's domain with ``q > 0``.
 
     Raises
@@ -139,13 +140,8 @@ def read_publication(folder: PathLike) -> Publication:
         spec = read_spec(spec_folder)
     except SpecError as error:
         raise PublicationError(str(error)) from error
-    listed = _release_manifest(released, spec_folder)
-    if listed:
-        paths = {name: released / name for name in sorted(listed)}
-    else:
-        paths = {p.name: p for p in sorted(released.glob("eps~*.parquet"))}
-    if not paths:
-        raise PublicationError(f"{released}: no released file (eps~<ε>.parquet)")
+    listed = _release_index(root)
+    paths = {name: root / name for name in sorted(listed)}
     frames = [_read_released(path, listed.get(name)) for name, path in paths.items()]
     draws = pl.concat(frames, how="vertical")
     epsilons = draws["epsilon"].unique().sort().to_list()
