@@ -421,7 +421,7 @@ def test_data_notes_from_the_run(tmp_path: Path) -> None:
 def test_shipped_claims_file_is_complete() -> None:
     papers, claims = load_claims()
     ids = [c.id for c in claims]
-    assert len(ids) == len(set(ids)) == 42
+    assert len(ids) == len(set(ids)) == 43
     # the claims each have a row
     for claim in (
         "movielens_fig4_overall_improvement",
@@ -445,6 +445,7 @@ def test_shipped_claims_file_is_complete() -> None:
         "aistats_avazu_rows",
         "wpm_gowalla_size",
         "aistats_avazu_click_rule",
+        "aistats_closed_form_vs_lp",
     ):
         assert claim in ids, claim
     # every row is a claim with a check: nothing is left "not available"
