@@ -173,12 +173,14 @@ def test_default_run_fills_the_reproduction_table(default_run):
         "tv_bound_2tv",
         "wpm_sinkhorn_convergence",
         "wpm_theorem_4_3_linear_rate",
+        "aistats_closed_form_vs_lp",
     ):
         assert rows[claim]["verdict"] == "reproduced", rows[claim]
     assert "LP optimum" in rows["theorem1_risk"]["run_value"]
     assert rows["example1_tv"]["verdict"].startswith("differs: TV(p, pK) = 0.0376")
     assert rows["example1_gamma"]["verdict"].startswith("differs: erratum")
     assert rows["avazu_summary"]["verdict"].startswith("not run")
+    assert rows["aistats_avazu_rows"]["verdict"].startswith("not run")
     counts = pl.read_csv(files["results/reproduction_counts.csv"])
     assert counts["rows"].sum() == table.height
     kinds = table["verdict"].str.split(":").list.first()
