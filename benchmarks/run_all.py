@@ -15,7 +15,7 @@ timed processes are in ``runner/measure.py``, the ``--baseline`` loader in
 library and :mod:`runner` (``rows`` through :data:`ORDER`), never ``ldpsample``.
 
 Rows (``--only`` takes any of these names, several allowed), in the order of :data:`ORDER`:
-``apply-4000``, ``kl-brentq``, ``dense-2000``, ``dense-10000``, ``apply-1e6x100``,
+``apply-4000``, ``kl-brentq``, ``dense-2000``, ``dense-10000``, ``kernel-lp``, ``apply-1e6x100``,
 ``audit-1e6``, ``sparse-1e6x1e5``, ``sparse-baselines-1e6x1e5``, ``mollifier-1e5x100``,
 ``avazu``, ``wpm-exact``, ``avazu-stage``, ``events-scale-1e7``, ``events-scale-1e8``,
 ``events-scale-4e8``, ``events-metrics-threads``, ``events-sparse-1e6x1e5``,
@@ -64,6 +64,7 @@ ORDER: tuple[tuple[str, str], ...] = (
     ("kl-brentq", "mollifier"),
     ("dense-2000", "kernels"),
     ("dense-10000", "kernels"),
+    ("kernel-lp", "kernel_lp"),
     ("apply-1e6x100", "kernels"),
     ("audit-1e6", "kernels"),
     ("sparse-1e6x1e5", "sparse_catalogue"),

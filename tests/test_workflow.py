@@ -157,8 +157,9 @@ def test_theory_tables(default_run):
 
 def test_default_run_fills_the_reproduction_table(default_run):
     """The reproduction stage runs on the default config (no real data in data_dir): the
-    offline claims are reproduced (Theorem 1 against the LP), Example 1's printed numbers differ
-    as documented and the real-data rows say they did not run; the counts file adds up."""
+    offline claims are reproduced (Theorem 1 against the LP, Example 1's truncated TV, the
+    closed form against the LP), Example 1's Γ_TV differs as documented and the real-data rows
+    say they did not run; the counts file adds up."""
     files = result_files(default_run)
     assert "results/reproduction.csv" in files
     table = pl.read_csv(files["results/reproduction.csv"])
@@ -173,12 +174,16 @@ def test_default_run_fills_the_reproduction_table(default_run):
         "tv_bound_2tv",
         "wpm_sinkhorn_convergence",
         "wpm_theorem_4_3_linear_rate",
+        "aistats_closed_form_vs_lp",
     ):
         assert rows[claim]["verdict"] == "reproduced", rows[claim]
     assert "LP optimum" in rows["theorem1_risk"]["run_value"]
-    assert rows["example1_tv"]["verdict"].startswith("differs: TV(p, pK) = 0.0376")
+    # Example 1's digits are truncated, not rounded: TV(p, pK) = 0.0376 prints as 0.03
+    assert rows["example1_tv"]["verdict"] == "reproduced"
+    assert rows["example1_tv"]["run_value"].startswith("TV(p, pK) = 0.0376")
     assert rows["example1_gamma"]["verdict"].startswith("differs: erratum")
     assert rows["avazu_summary"]["verdict"].startswith("not run")
+    assert rows["aistats_avazu_rows"]["verdict"].startswith("not run")
     counts = pl.read_csv(files["results/reproduction_counts.csv"])
     assert counts["rows"].sum() == table.height
     kinds = table["verdict"].str.split(":").list.first()

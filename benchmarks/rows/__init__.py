@@ -5,6 +5,7 @@ imports them all and runs them in its ``ORDER``.
 * :mod:`rows.inputs`: the seeded users and priors the library rows share, and ε;
 * :mod:`rows.kernels`: ``apply-4000``, ``dense-2000``, ``dense-10000``, ``apply-1e6x100``,
   ``audit-1e6``;
+* :mod:`rows.kernel_lp`: ``kernel-lp`` (the closed form against the LP, the AISTATS cost claim);
 * :mod:`rows.sparse_catalogue`: ``sparse-1e6x1e5`` (and the catalogue ``rows.events_sparse``
   evaluates);
 * :mod:`rows.mollifier`: ``kl-brentq``, ``mollifier-1e5x100``;

@@ -61,8 +61,19 @@ def get_reproduction_context():
         "avazu_attributes": get_avazu_attributes(),
         "avazu_folder": "avazu",
         "avazu_folders": get_avazu_folders() if is_enabled("avazu") else [],
+        "avazu_parquet": (
+            get_avazu_cache()["parquet"] if get_reproduction_avazu_read() else None
+        ),
         "avazu_prior": get_avazu_metrics_params()["prior"],
+        "avazu_stats": (
+            get_avazu_cache()["stats"] if get_reproduction_avazu_read() else None
+        ),
         "example_1": dict(sorted(config["theory"]["example_1"].items())),
+        "movielens_files": (
+            {name: get_dataset_paths(name) for name in ("ml-100k", "ml-1m")}
+            if is_enabled("movielens")
+            else {}
+        ),
         "movielens_priors": (
             get_reproduction_movielens_priors() if is_enabled("movielens") else {}
         ),
@@ -76,6 +87,14 @@ def get_reproduction_context():
         "seed": config["seed"],
         "theory_n": config["theory"]["n"],
         "wpm_base_measure": config["wpm"]["movielens"]["base_measure"],
+        "wpm_gowalla_file": (
+            {
+                "path": get_wpm_gowalla_path(),
+                "source": config["wpm"]["gowalla"]["source"],
+            }
+            if is_enabled("wpm_gowalla")
+            else None
+        ),
         "wpm_movielens_setup": (
             {key: wpm_ml[key] for key in setup_keys}
             if is_enabled("wpm_movielens")
@@ -83,6 +102,11 @@ def get_reproduction_context():
         ),
     }
     return context
+
+
+def get_reproduction_avazu_read():
+    """Whether this run converts the Kaggle Avazu file (its parquet and stats exist)."""
+    return is_enabled("avazu") and config["avazu"]["source"] == "kaggle"
 
 
 def get_reproduction_library_sources():
@@ -109,6 +133,7 @@ def get_reproduction_library_sources():
         "experiments/wpm_movielens.py",
         "experiments/wpm_ring.py",
         "datasets/movielens.py",
+        "datasets/registry.py",
     )
 
 
@@ -186,8 +211,9 @@ def get_reproduction_inputs(wildcards):
     if is_enabled("theory"):
         inputs["risk"] = "results/theory/risk.csv"
         inputs["example_1"] = "results/theory/example_1.csv"
-    if is_enabled("avazu") and config["avazu"]["source"] == "kaggle":
+    if get_reproduction_avazu_read():
         inputs["avazu_stats"] = get_avazu_cache()["stats"]
+        inputs["avazu_parquet"] = get_avazu_cache()["parquet"]
     inputs["movielens"] = get_movielens_outputs()
     inputs["avazu"] = get_avazu_outputs()
     inputs["wpm"] = get_wpm_outputs()
@@ -208,6 +234,10 @@ def get_reproduction_inputs(wildcards):
     inputs["work"] = work
     if is_enabled("wpm_movielens"):
         inputs["ml100k"] = get_dataset_inputs("ml-100k")
+    if is_enabled("movielens"):
+        inputs["ml_files"] = get_dataset_inputs("ml-100k") + get_dataset_inputs("ml-1m")
+    if is_enabled("wpm_gowalla"):
+        inputs["gowalla"] = get_wpm_gowalla_path()
     return inputs
 
 

@@ -13,6 +13,8 @@ what they check:
 * :mod:`~ldpsample.reproduction.synthetic_checks`,
   :mod:`~ldpsample.reproduction.movielens_checks`, :mod:`~ldpsample.reproduction.avazu_checks`,
   :mod:`~ldpsample.reproduction.wpm_checks` -- the experiments' numbers and orderings;
+* :mod:`~ldpsample.reproduction.data_size_checks` -- the papers' data-size statements against
+  the files the run read, and the poster's Avazu click rule against the paper's;
 * :mod:`~ldpsample.reproduction.outcome` -- what a check returns and the verdict that follows
   (``reproduced``, ``differs``, ``not run``, ``extra``);
 * :mod:`~ldpsample.reproduction.data_notes` -- the ``data`` cell (full, partial with its

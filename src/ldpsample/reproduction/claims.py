@@ -37,6 +37,8 @@ CLAIMS_FILE = resources.files("ldpsample.reproduction") / "claims.toml"
 #: Modules of this package a claim's ``check`` may name.
 CHECK_MODULES = (
     "avazu_checks",
+    "cost_checks",
+    "data_size_checks",
     "movielens_checks",
     "synthetic_checks",
     "theory_checks",

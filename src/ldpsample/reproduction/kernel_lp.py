@@ -63,12 +63,21 @@ class KernelLP:
         Number of distinct masses the program was written over (``n`` when not reduced).
     violation
         Largest constraint violation of ``kernel`` (rows, ``qK = q``, ε-LDP ratio, sign).
+    unknowns, constraints
+        Size of the program HiGHS solved: its variables (fixed ones included) and its
+        inequality plus equality rows.
+    iterations
+        HiGHS's iteration count for the accepted solve (deterministic for a given input and
+        HiGHS version).
     """
 
     min_diagonal: float
     kernel: FloatArray
     classes: int
     violation: float
+    unknowns: int = 0
+    constraints: int = 0
+    iterations: int = 0
 
     @property
     def gamma_tv(self) -> float:
@@ -115,12 +124,15 @@ def minimax_kernel_lp(q: ArrayLike, *, epsilon: float, reduce: bool = True) -> K
     eps = check_epsilon(epsilon)
     qa = check_distribution(q, name="q")
     qa = qa / qa.sum()
-    kernel, violation, c = _solve(qa, eps, reduce, None)
+    kernel, violation, c, size = _solve(qa, eps, reduce, None)
     return KernelLP(
         min_diagonal=float(np.diagonal(kernel).min()),
         kernel=kernel,
         classes=int(c),
         violation=violation,
+        unknowns=size[0],
+        constraints=size[1],
+        iterations=size[2],
     )
 
 
@@ -146,11 +158,11 @@ def _violation(kernel: FloatArray, q: FloatArray, epsilon: float) -> float:
 
 def _solve(
     qa: FloatArray, eps: float, reduce: bool, item: int | None
-) -> tuple[FloatArray, float, int]:
+) -> tuple[FloatArray, float, int, tuple[int, int, int]]:
     """The program of the module docstring over kernels constant on blocks of equal mass:
     maximise ``t <= min_a d_a`` (``item`` None) or the diagonal entry of ``item``, which is then
     a class of its own (the program stays exact: average over the permutations that fix it).
-    Returns ``(kernel, violation, classes)``."""
+    Returns ``(kernel, violation, classes, (unknowns, constraints, iterations))``."""
     mass, size, label = _classes(qa, reduce)
     if item is not None and size[label[item]] > 1:
         own = mass.size
@@ -238,7 +250,7 @@ def _solve(
             f"the kernel LP's optimum violates a constraint by {violation:.3g} "
             f"(q={qa!r}, epsilon={eps!r})"
         )
-    return kernel, violation, int(c)
+    return kernel, violation, int(c), (n_var, len(ub_rows) + len(eq_rows), int(res.nit))
 
 
 def max_diagonal_lp(q: ArrayLike, *, epsilon: float, item: int) -> float:
@@ -265,5 +277,5 @@ def max_diagonal_lp(q: ArrayLike, *, epsilon: float, item: int) -> float:
         or not (0 <= item < qa.size)
     ):
         raise ValueError(f"item must be an index of q (0 to {qa.size - 1}), got {item!r}")
-    kernel, _, _ = _solve(qa, eps, True, int(item))
+    kernel, _, _, _ = _solve(qa, eps, True, int(item))
     return float(kernel[item, item])
