@@ -9,6 +9,7 @@ stops the run before any job, naming the key."""
 from __future__ import annotations
 
 import re
+import stat
 
 import numpy as np
 import polars as pl
@@ -138,6 +139,8 @@ def test_partitions_and_buckets_give_the_one_jobs_tables(run, name, reference):
     per_user = pl.read_parquet(results(wd, name) / "per_user.parquet")
     assert per_user.equals(pl.read_parquet(results(wd, reference) / "per_user.parquet"))
     assert per_user.height > 100
+    for folder in (results(wd, name), results(wd, reference)):  # users' values: private
+        assert stat.S_IMODE((folder / "per_user.parquet").stat().st_mode) == 0o600
 
 
 def test_a_seeded_release_in_buckets_draws_what_the_one_job_draws(run):

@@ -523,7 +523,7 @@ def write_per_user_parts(
     ]
     position = [0] * len(files)
     total = 0
-    with atomic_path(path) as tmp:
+    with atomic_path(path, private=True) as tmp:  # users' values: 0600 (pipeline.io)
         if schema is None:
             pl.DataFrame().write_parquet(tmp)
             return 0
