@@ -539,6 +539,8 @@ def _subcategory_parts(rows: pl.DataFrame) -> dict[tuple[str], pl.DataFrame]:
     """Each subcategory's rows (in their order): slices of ``rows`` when it is sorted by
     subcategory (a histogram table is), else ``partition_by``."""
     column = rows["subcategory"]
+    if rows.height == 0:
+        return {}
     if not column.is_sorted():
         return rows.partition_by("subcategory", as_dict=True, maintain_order=True)
     starts = np.flatnonzero(column.ne_missing(column.shift(1)).to_numpy())

@@ -394,18 +394,25 @@ def ring_minimax_base_measure(results: Path, ctx: Mapping[str, object]) -> Outco
     """Theorem 3.4 on the ring run: the worst-case cost ``φ(μ)`` of the run's base measure (the
     stored lower bound) equals the optimum of the exact base-measure LP over all μ
     (:func:`ldpsample.wasserstein.optimal_base_measure`, ``method="lp"``), so the run's WPM is
-    minimax optimal among all ε-LDP mechanisms."""
-    worst, shown = 0.0, []
+    minimax optimal among all ε-LDP mechanisms. An ε whose LP HiGHS cannot take (its
+    coefficients hold ``e^ε``: a model error at ε = 700) is shown as not checked; the check
+    needs at least one solved ε."""
+    worst, shown, solved = 0.0, [], 0
     for eps, g in _ring_example(results).items():
         C = _ring_cost(ctx, g.height)
         run_value = worst_case_cost(g["lower"].to_numpy(), C, epsilon=eps)
-        best = optimal_base_measure(C, epsilon=eps, method="lp").value
+        try:
+            best = optimal_base_measure(C, epsilon=eps, method="lp").value
+        except RuntimeError:
+            shown.append(f"ε={eps:g}: {run_value:.6f}, LP beyond HiGHS' range (not checked)")
+            continue
+        solved += 1
         worst = max(worst, run_value - best)
         shown.append(f"ε={eps:g}: {run_value:.6f} vs LP {best:.6f}")
     return Outcome(
         f"φ(run's μ) vs the LP optimum: {', '.join(shown)}",
-        worst <= 1e-8,
-        f"the run's base measure is not minimax optimal ({RING_DOC})",
+        solved > 0 and worst <= 1e-8,
+        f"the run's base measure is not minimax optimal, or no ε's LP was solved ({RING_DOC})",
     )
 
 
