@@ -310,6 +310,34 @@ def test_editing_a_mollifier_module_reruns_the_stages_that_use_it(default_run):
     assert "theory_risk" not in jobs  # its library sources do not include the mollifier
 
 
+@pytest.mark.parametrize(
+    ("module", "rerun", "kept"),
+    [
+        # imported by theory.py's helpers and the synthetic parts, named in no hand-kept list once
+        ("_threads.py", {"theory_risk", "synthetic_part"}, set()),
+        # the sphere's closed form: its stage (and the ring's, through the wasserstein package)
+        ("wasserstein/sphere.py", {"wpm_sphere"}, {"theory_risk", "synthetic_part"}),
+        # a reproduction check the claims file names: imported by name, listed as the package
+        ("reproduction/cost_checks.py", {"reproduction"}, {"theory_risk", "synthetic_part"}),
+    ],
+)
+def test_editing_a_library_module_reruns_exactly_the_jobs_that_import_it(
+    default_run, module, rerun, kept
+):
+    """A rule's library inputs are its script's import closure (get_script_sources), so an
+    edit of a module re-plans the jobs whose scripts import it, and no other."""
+    path = default_run / "src" / "ldpsample" / module
+    original, times = path.read_text(), path.stat()
+    try:
+        path.write_text(original + "\n# an edit\n")
+        jobs = planned_jobs(default_run)
+    finally:
+        path.write_text(original)
+        os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))  # the other tests' state
+    assert rerun <= set(jobs), (module, jobs)
+    assert not kept & set(jobs), (module, jobs)
+
+
 def test_report_carries_every_figure(default_run):
     snakemake(default_run, "--report", "report.html")
     html = (default_run / "report.html").read_text(errors="replace")

@@ -31,7 +31,7 @@ localrules:
 
 rule avazu_generate:
     input:
-        code=get_library_sources("datasets/avazu_synthetic.py"),
+        code=get_script_sources("avazu_generate.py"),
     output:
         csv=AVAZU_SYNTHETIC_FILE,
     log:
@@ -55,7 +55,7 @@ rule avazu_generate:
 rule avazu_convert:
     input:
         data=get_avazu_source_inputs(),
-        code=get_library_sources("datasets/avazu.py"),
+        code=get_script_sources("avazu_convert.py"),
     output:
         parquet=get_avazu_cache()["parquet"],
         stats=get_avazu_cache()["stats"],
@@ -78,7 +78,7 @@ rule avazu_convert:
 rule avazu_histograms:
     input:
         data=get_avazu_cache()["parquet"],
-        code=get_library_sources(*EVENTS_HISTOGRAM_CODE),
+        code=get_script_sources("events_histograms.py"),
     output:
         histograms="results/{avazu_folder}/work/attribute~{attribute}/histograms.parquet",
         priors="results/{avazu_folder}/work/attribute~{attribute}/priors.parquet",
@@ -107,7 +107,7 @@ rule avazu_metrics:
     input:
         histograms="results/{avazu_folder}/work/attribute~{attribute}/histograms.parquet",
         priors="results/{avazu_folder}/work/attribute~{attribute}/priors.parquet",
-        code=get_library_sources(*EVENTS_METRICS_CODE),
+        code=get_script_sources("events_metrics.py"),
     output:
         # per_user is combined into the published per_user.parquet, then removed
         per_user=temp(
@@ -145,7 +145,7 @@ rule avazu_aggregate:
             wildcards.avazu_folder, "histograms"
         ),
         stats=get_avazu_cache()["stats"],
-        code=get_library_sources(*AVAZU_TABLE_CODE),
+        code=get_script_sources("avazu_aggregate.py"),
     output:
         max_tv_parquet="results/{avazu_folder}/max_tv.parquet",
         max_tv=report(
@@ -198,7 +198,7 @@ rule avazu_aggregate:
 rule avazu_figure:
     input:
         per_user=lambda wildcards: get_avazu_parts(wildcards.avazu_folder, "per_user"),
-        code=get_library_sources(*AVAZU_FIGURE_CODE, *AVAZU_TABLE_CODE),
+        code=get_script_sources("avazu_figure.py"),
     output:
         **get_avazu_figure_outputs(),
     log:

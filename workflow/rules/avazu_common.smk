@@ -8,9 +8,6 @@
 
 AVAZU_SYNTHETIC_FILE = "resources/avazu-synthetic/train.gz"
 AVAZU_RESULTS = "results/avazu"
-# Library modules whose edits re-run the Avazu tables and figures.
-AVAZU_TABLE_CODE = ("events/avazu.py", *EVENTS_TABLE_CODE)
-AVAZU_FIGURE_CODE = ("figures/real_data.py", "figures/style.py")
 
 
 def get_avazu_epsilons():

@@ -65,6 +65,7 @@ def load_library_module(name, relative_path):
 REGISTRY = load_library_module("ldpsample_registry", "datasets/registry.py")
 CONFIG_CHECK = load_library_module("ldpsample_config_check", "pipeline/config_check/")
 JOB_ERRORS = load_library_module("ldpsample_job_errors", "pipeline/job_errors.py")
+IMPORT_GRAPH = load_library_module("ldpsample_import_graph", "pipeline/import_graph.py")
 DOWNLOAD_DIR = "resources"
 
 
@@ -129,25 +130,37 @@ def get_epsilon_folders(epsilons):
     return [format_epsilon(e) for e in sorted(epsilons)]
 
 
-def get_library_sources(*modules):
-    """Library modules a rule's result depends on, as inputs: editing one re-runs the rule.
+def get_script_sources(script, *extra):
+    """The library files a rule's script runs, as inputs: editing one re-runs the rule.
 
-    (A script rule's code trigger sees only the script, not the library it imports.) A name
-    ending in a slash, such as "mollifier/", stands for every module of that package folder, so
-    a module added to the package is covered without another edit. Relative to the working directory
-    when the library is inside it (running from the project root): Snakemake records each
-    job's set of input paths, so absolute ones re-ran every job of a project folder that was
-    moved, renamed or restored elsewhere.
+    (A script rule's code trigger sees only the script, not the library it imports.) The files
+    are the closure of the script's ``ldpsample`` imports (ldpsample.pipeline.import_graph: no
+    hand-kept list to drift). ``extra`` names library files the imports cannot show: a folder
+    ending in "/" stands for its modules and data files (the reproduction checks, which
+    claims.toml names and the package imports by name), a file for itself. Relative to the
+    working directory when the library is inside it (running from the project root):
+    Snakemake records each job's set of input paths, so absolute ones re-ran every job of a
+    project folder that was moved, renamed or restored elsewhere.
     """
-    paths = [
+    return _script_sources(script, extra)
+
+
+@functools.cache
+def _script_sources(script, extra):
+    files = [
         path
-        for module in modules
+        for name in extra
         for path in (
-            (LIBRARY / module).glob("*.py")
-            if module.endswith("/")
-            else [LIBRARY / module]
+            sorted(
+                p for p in (LIBRARY / name).iterdir() if p.suffix in (".py", ".toml")
+            )
+            if name.endswith("/")
+            else [LIBRARY / name]
         )
     ]
+    starts = [Path(workflow.basedir) / "scripts" / script]
+    starts += [path for path in files if path.suffix == ".py"]
+    paths = {*IMPORT_GRAPH.library_closure(LIBRARY, starts), *files}
     cwd = Path.cwd()
     return sorted(
         os.path.relpath(path, cwd) if path.is_relative_to(cwd) else str(path)

@@ -19,7 +19,7 @@ localrules:
 rule events_estimate:
     input:
         receipt=f"{EVENTS_RESULTS}/{{name}}/work/release.json",
-        code=get_library_sources(*EVENTS_ESTIMATE_CODE, *EVENTS_ESTIMATE_FIGURE_CODE),
+        code=get_script_sources("events_estimate.py"),
     output:
         estimates=f"{EVENTS_RESULTS}/{{name}}/estimate/estimates.csv",
         tests=f"{EVENTS_RESULTS}/{{name}}/estimate/tests.csv",
@@ -52,7 +52,7 @@ rule events_estimate_errors:
         estimates=f"{EVENTS_RESULTS}/{{name}}/estimate/estimates.csv",
         tests=f"{EVENTS_RESULTS}/{{name}}/estimate/tests.csv",
         histograms=lambda wildcards: get_events_parts(wildcards.name, "histograms"),
-        code=get_library_sources(*EVENTS_ESTIMATE_CODE),
+        code=get_script_sources("events_estimate_errors.py"),
     output:
         errors=f"{EVENTS_RESULTS}/{{name}}/estimate/errors.csv",
     log:

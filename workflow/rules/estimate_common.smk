@@ -1,16 +1,7 @@
 # Helpers of estimate.smk (snakemake --lint flags rules and functions in one file): the paths of
 # a release's estimates and the library modules its jobs import. They use EVENTS_RESULTS,
-# get_events_datasets, is_events_release and get_library_sources from events_common.smk and
+# get_events_datasets, is_events_release and get_script_sources from events_common.smk and
 # common.smk.
-
-EVENTS_ESTIMATE_CODE = (
-    "estimate/",
-    "publish/spec.py",
-    "publish/ledger.py",
-    "events/release.py",
-    "minimax.py",
-)
-EVENTS_ESTIMATE_FIGURE_CODE = ("figures/estimate.py", "figures/style.py")
 
 
 def get_events_estimate_outputs(name):

@@ -19,7 +19,7 @@
 # {name} of each layout's rules matches only its tables.
 #
 # The stage's helpers live beside it in events_common.smk (snakemake --lint flags rules and
-# functions in one file); they use format_epsilon / get_epsilon_folders / get_library_sources
+# functions in one file); they use format_epsilon / get_epsilon_folders / get_script_sources
 # from common.smk.
 
 
@@ -38,7 +38,7 @@ localrules:
 rule events_spec:
     input:
         public=lambda wildcards: get_events_public_inputs(wildcards.name),
-        code=get_library_sources(*EVENTS_SPEC_CODE),
+        code=get_script_sources("events_spec.py"),
     output:
         **get_events_spec_files("{name}"),
     log:
@@ -56,7 +56,7 @@ rule events_spec:
 rule events_roster:
     input:
         data=lambda wildcards: get_events_files(wildcards.name),
-        code=get_library_sources(*EVENTS_HISTOGRAM_CODE),
+        code=get_script_sources("events_roster.py"),
     output:
         roster=f"{EVENTS_RESULTS}/{{name}}/work/roster.parquet",
     log:
@@ -79,7 +79,7 @@ rule events_budget:
         manifest=f"{EVENTS_RESULTS}/{{name}}/work/spec/manifest.json",
         domain=f"{EVENTS_RESULTS}/{{name}}/work/spec/domain.csv",
         roster=f"{EVENTS_RESULTS}/{{name}}/work/roster.parquet",
-        code=get_library_sources("publish/ledger.py", "publish/publication.py"),
+        code=get_script_sources("events_budget.py"),
     output:
         gate=f"{EVENTS_RESULTS}/{{name}}/work/budget.json",
     log:
@@ -98,7 +98,7 @@ rule events_histograms:
     input:
         unpack(get_events_gate),
         data=get_events_inputs,
-        code=get_library_sources(*EVENTS_HISTOGRAM_CODE),
+        code=get_script_sources("events_histograms.py"),
     output:
         histograms=f"{EVENTS_RESULTS}/{{name}}/work/attribute~{{attribute}}/histograms.parquet",
         priors=f"{EVENTS_RESULTS}/{{name}}/work/attribute~{{attribute}}/priors.parquet",
@@ -127,7 +127,7 @@ rule events_metrics:
     input:
         histograms=f"{EVENTS_RESULTS}/{{name}}/work/attribute~{{attribute}}/histograms.parquet",
         priors=f"{EVENTS_RESULTS}/{{name}}/work/attribute~{{attribute}}/priors.parquet",
-        code=get_library_sources(*EVENTS_METRICS_CODE),
+        code=get_script_sources("events_metrics.py"),
     output:
         # per_user is combined into the published per_user.parquet, then removed
         per_user=temp(
@@ -161,7 +161,7 @@ rule events_combine:
         subcategories=lambda wildcards: get_events_parts(
             wildcards.name, "subcategories"
         ),
-        code=get_library_sources(*EVENTS_TABLE_CODE),
+        code=get_script_sources("events_combine.py"),
     output:
         subcategories=report(
             f"{EVENTS_RESULTS}/{{name}}/subcategories.csv",
@@ -241,7 +241,7 @@ rule events_publish:
         roster=f"{EVENTS_RESULTS}/{{name}}/work/roster.parquet",
         histograms=lambda wildcards: get_events_parts(wildcards.name, "histograms"),
         gate=ancient(f"{EVENTS_RESULTS}/{{name}}/work/budget.json"),
-        code=get_library_sources(*EVENTS_PUBLISH_CODE),
+        code=get_script_sources("events_publish.py"),
     output:
         receipt=f"{EVENTS_RESULTS}/{{name}}/work/release.json",
         ledger=f"{EVENTS_RESULTS}/{{name}}/ledger.csv",
@@ -270,9 +270,7 @@ rule events_figure:
         max_tv=f"{EVENTS_RESULTS}/{{name}}/max_tv.csv",
         max_kl=f"{EVENTS_RESULTS}/{{name}}/max_kl.csv",
         tradeoff=f"{EVENTS_RESULTS}/{{name}}/tradeoff.csv",
-        code=get_library_sources(
-            "figures/events.py", "figures/style.py", "events/schemas.py"
-        ),
+        code=get_script_sources("events_figure.py"),
     output:
         figures=report(
             directory(f"{EVENTS_RESULTS}/{{name}}/figures"),

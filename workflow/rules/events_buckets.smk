@@ -22,7 +22,7 @@ rule events_buckets:
     input:
         unpack(get_events_gate),
         data=lambda wildcards: get_events_files(wildcards.name),
-        code=get_library_sources(*EVENTS_BUCKET_CODE),
+        code=get_script_sources("events_buckets.py"),
     output:
         buckets=f"{EVENTS_RESULTS}/{{name}}/work/buckets.json",
     log:
@@ -48,7 +48,7 @@ rule events_split:
         unpack(get_events_gate),
         data=lambda wildcards: get_events_files(wildcards.name)[int(wildcards.part)],
         buckets=f"{EVENTS_RESULTS}/{{name}}/work/buckets.json",
-        code=get_library_sources(*EVENTS_BUCKET_CODE),
+        code=get_script_sources("events_split.py"),
     output:
         # the partition's rows per bucket (bucket~<b>.parquet, about the input's size), its
         # checks.json, rows.parquet and ranks.parquet
@@ -76,7 +76,7 @@ rule events_split:
 rule events_bucket_ranks:
     input:
         split=lambda wildcards: get_events_split(wildcards.name),
-        code=get_library_sources(*EVENTS_BUCKET_CODE),
+        code=get_script_sources("events_bucket_ranks.py"),
     output:
         ranks=f"{EVENTS_RESULTS}/{{name}}/work/bucket~{{bucket}}/ranks.parquet",
     log:
@@ -102,7 +102,7 @@ rule events_bucket_ranks:
 rule events_tops:
     input:
         unpack(get_events_tops_inputs),
-        code=get_library_sources(*EVENTS_BUCKET_CODE),
+        code=get_script_sources("events_tops.py"),
     output:
         tops=f"{EVENTS_RESULTS}/{{name}}/work/merge/tops.parquet",
         rows=f"{EVENTS_RESULTS}/{{name}}/work/merge/rows.parquet",
@@ -129,7 +129,7 @@ rule events_bucket_histograms:
     input:
         split=lambda wildcards: get_events_split(wildcards.name),
         tops=f"{EVENTS_RESULTS}/{{name}}/work/merge/tops.parquet",
-        code=get_library_sources(*EVENTS_BUCKET_CODE),
+        code=get_script_sources("events_bucket_histograms.py"),
     output:
         histograms=f"{EVENTS_RESULTS}/{{name}}/work/bucket~{{bucket}}/histograms.parquet",
         users=f"{EVENTS_RESULTS}/{{name}}/work/bucket~{{bucket}}/users.parquet",
@@ -157,7 +157,7 @@ rule events_bucket_histograms:
 rule events_priors:
     input:
         unpack(get_events_priors_inputs),
-        code=get_library_sources(*EVENTS_PRIOR_CODE),
+        code=get_script_sources("events_priors.py"),
     output:
         priors=f"{EVENTS_RESULTS}/{{name}}/work/attribute~{{attribute}}/priors.parquet",
         subcategories=f"{EVENTS_RESULTS}/{{name}}/work/attribute~{{attribute}}/subcategories.parquet",
@@ -189,7 +189,7 @@ rule events_bucket_metrics:
     input:
         histograms=f"{EVENTS_RESULTS}/{{name}}/work/bucket~{{bucket}}/histograms.parquet",
         priors=f"{EVENTS_RESULTS}/{{name}}/work/attribute~{{attribute}}/priors.parquet",
-        code=get_library_sources(*EVENTS_METRICS_CODE),
+        code=get_script_sources("events_metrics.py"),
     output:
         # per_user is combined into the published per_user.parquet, then removed
         per_user=temp(

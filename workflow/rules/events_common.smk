@@ -6,80 +6,8 @@ EVENTS_RESULTS = "results/events"
 EVENTS_NAME_PATTERN = CONFIG_CHECK.EVENTS_NAME_PATTERN
 # The folders a release replaces whole: secret randomness, and a seeded (reproducible) run.
 EVENTS_PUBLISH_FOLDERS = ("publish", "reproducible_not_for_publication")
-# Library modules whose edits re-run each events job (a script's code trigger sees only the script).
-# Reading a table and the steps of its histograms, shared by the one job (histograms.py) and
-# the map/reduce steps (the bucket_*.py modules and buckets.py).
-EVENTS_HISTOGRAM_STEPS = (
-    "events/files.py",
-    "events/csv_lines.py",
-    "events/table.py",
-    "events/schemas.py",
-    "events/table_checks.py",
-    "events/prepared.py",
-    "events/item_tops.py",
-    "events/kept_histograms.py",
-    "events/subcategories.py",
-    "events/prior_tables.py",
-)
-EVENTS_HISTOGRAM_CODE = (*EVENTS_HISTOGRAM_STEPS, "events/histograms.py")
-EVENTS_METRICS_CODE = (
-    "events/metrics.py",
-    "events/schemas.py",
-    "events/priors.py",
-    "minimax_sparse.py",
-    "events/release.py",
-    "minimax.py",
-    "mollifier/",
-    "baselines.py",
-    "divergences.py",
-    "sampling.py",
-    "audit.py",
-)
-EVENTS_TABLE_CODE = ("events/tables.py", "events/tradeoff.py", "events/schemas.py")
-# The map/reduce steps of a table evaluated in buckets (events_buckets.smk).
-EVENTS_BUCKET_CODE = (
-    *EVENTS_HISTOGRAM_STEPS,
-    "events/bucket_bounds.py",
-    "events/bucket_parts.py",
-    "events/bucket_split.py",
-    "events/bucket_ranks.py",
-    "events/bucket_tops.py",
-    "events/bucket_histograms.py",
-    "events/bucket_priors.py",
-    "events/buckets.py",
-)
-EVENTS_PRIOR_CODE = (*EVENTS_BUCKET_CODE, "events/priors.py")
 # A table's files (events.<name>.path: a file, a folder, a glob; stdlib only, loaded by path).
 EVENTS_FILES = load_library_module("ldpsample_events_files", "events/files.py")
-# A publication's spec (public inputs only) and its draws, budget check and ledger.
-EVENTS_SPEC_CODE = (
-    "publish/spec.py",
-    "publish/build.py",
-    "publish/exactness.py",
-    "publish/ledger.py",
-    "events/files.py",
-    "events/csv_lines.py",
-    "events/table.py",
-    "events/schemas.py",
-    "events/table_checks.py",
-    "events/prior_tables.py",
-)
-EVENTS_PUBLISH_CODE = (
-    "publish/spec.py",
-    "publish/client.py",
-    "publish/randomness.py",
-    "publish/ledger.py",
-    "publish/publication.py",
-    "publish/readme.py",
-    "publish/exactness.py",
-    "estimate/plan.py",
-    "estimate/structured.py",
-    "pipeline/progress.py",
-    "events/release.py",
-    "minimax.py",
-    "sampling.py",
-    "audit.py",
-)
 
 
 def get_events_config(name):

@@ -26,12 +26,7 @@ rule movielens_data:
     input:
         ml1m=get_dataset_inputs("ml-1m"),
         ml100k=get_dataset_inputs("ml-100k"),
-        code=get_library_sources(
-            "events/movielens.py",
-            "datasets/movielens.py",
-            "datasets/registry.py",
-            "datasets/_files.py",
-        ),
+        code=get_script_sources("movielens_data.py"),
     output:
         ml1m=MOVIELENS_EVENTS["ml1m"],
         ml100k=MOVIELENS_EVENTS["ml100k"],
@@ -54,7 +49,7 @@ rule movielens_data:
 rule movielens_histograms:
     input:
         data=list(MOVIELENS_EVENTS.values()),
-        code=get_library_sources(*EVENTS_HISTOGRAM_CODE),
+        code=get_script_sources("events_histograms.py"),
     output:
         histograms=f"{MOVIELENS_FOLDER}/work/histograms.parquet",
         priors=f"{MOVIELENS_FOLDER}/work/priors.parquet",
@@ -80,7 +75,7 @@ rule movielens_metrics:
     input:
         histograms=f"{MOVIELENS_FOLDER}/work/histograms.parquet",
         priors=f"{MOVIELENS_FOLDER}/work/priors.parquet",
-        code=get_library_sources(*EVENTS_METRICS_CODE),
+        code=get_script_sources("events_metrics.py"),
     output:
         per_user=temp(f"{MOVIELENS_FOLDER}/work/per_user.parquet"),
         audit=temp(f"{MOVIELENS_FOLDER}/work/audit.parquet"),
@@ -105,7 +100,7 @@ rule movielens_aggregate:
     input:
         per_user=f"{MOVIELENS_FOLDER}/work/per_user.parquet",
         audit=f"{MOVIELENS_FOLDER}/work/audit.parquet",
-        code=get_library_sources(*MOVIELENS_TABLE_CODE),
+        code=get_script_sources("movielens_aggregate.py"),
     output:
         per_user=f"{MOVIELENS_FOLDER}/per_user.parquet",
         max_tv=report(
@@ -142,7 +137,7 @@ rule movielens_figure:
     input:
         max_tv=f"{MOVIELENS_FOLDER}/max_tv.csv",
         max_kl=f"{MOVIELENS_FOLDER}/max_kl.csv",
-        code=get_library_sources(*MOVIELENS_FIGURE_CODE),
+        code=get_script_sources("movielens_figure.py"),
     output:
         figure=report(
             f"{MOVIELENS_FOLDER}/figures/eps~{{eps}}.png",
@@ -165,7 +160,7 @@ rule movielens_overview_figure:
     input:
         max_tv=f"{MOVIELENS_FOLDER}/max_tv.csv",
         max_kl=f"{MOVIELENS_FOLDER}/max_kl.csv",
-        code=get_library_sources(*MOVIELENS_FIGURE_CODE),
+        code=get_script_sources("movielens_figure.py"),
     output:
         figure=report(
             f"{MOVIELENS_FOLDER}/figures/all_epsilons.png",

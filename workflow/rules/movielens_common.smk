@@ -13,13 +13,6 @@ MOVIELENS_EVENTS = {
     "ml1m": "results/movielens/events/ml-1m.parquet",
     "ml100k": "results/movielens/events/ml-100k.parquet",
 }
-# Library modules whose edits re-run the MovieLens tables and figures.
-MOVIELENS_TABLE_CODE = ("events/movielens.py", *EVENTS_TABLE_CODE)
-MOVIELENS_FIGURE_CODE = (
-    "figures/movielens.py",
-    "figures/real_data.py",
-    "figures/style.py",
-)
 
 
 def get_movielens_variant(prior_source, weight):

@@ -16,7 +16,7 @@ localrules:
 rule reproduction:
     input:
         unpack(get_reproduction_inputs),
-        code=get_reproduction_library_sources(),
+        code=get_script_sources("reproduction.py", "reproduction/"),
     output:
         table=report(
             "results/reproduction.csv",

@@ -109,34 +109,6 @@ def get_reproduction_avazu_read():
     return is_enabled("avazu") and config["avazu"]["source"] == "kaggle"
 
 
-def get_reproduction_library_sources():
-    """The reproduction package (its modules and claims.toml) and the library modules its
-    checks call: editing any re-runs the table."""
-    package = sorted(
-        path.relative_to(LIBRARY).as_posix()
-        for path in (LIBRARY / "reproduction").iterdir()
-        if path.suffix in (".py", ".toml")
-    )
-    wasserstein = sorted(
-        path.relative_to(LIBRARY).as_posix()
-        for path in (LIBRARY / "wasserstein").glob("*.py")
-    )
-    return get_library_sources(
-        *package,
-        *wasserstein,
-        "audit.py",
-        "divergences.py",
-        "minimax.py",
-        "_validation.py",
-        "experiments/synthetic.py",
-        "experiments/theory.py",
-        "experiments/wpm_movielens.py",
-        "experiments/wpm_ring.py",
-        "datasets/movielens.py",
-        "datasets/registry.py",
-    )
-
-
 def get_reproduction_not_run():
     """Why a claim's experiment is off (sorted keys: params must be deterministic)."""
     variants = ", ".join(get_movielens_variants())

@@ -12,9 +12,7 @@ localrules:
 
 rule synthetic_part:
     input:
-        code=get_library_sources(
-            "experiments/synthetic.py", "minimax.py", "mollifier/", "divergences.py"
-        ),
+        code=get_script_sources("synthetic_part.py"),
     output:
         values="results/synthetic/parts/n~{n}/eps~{eps}/values.parquet",
     log:
@@ -56,7 +54,7 @@ rule synthetic_combine:
 rule synthetic_figure:
     input:
         values="results/synthetic/values.parquet",
-        code=get_library_sources("figures/synthetic.py", "figures/style.py"),
+        code=get_script_sources("synthetic_figure.py"),
     output:
         figure=report(
             "results/synthetic/figure.png",

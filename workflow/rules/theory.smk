@@ -13,9 +13,7 @@ localrules:
 
 rule theory_risk:
     input:
-        code=get_library_sources(
-            "experiments/theory.py", "minimax.py", "divergences.py"
-        ),
+        code=get_script_sources("theory_risk.py"),
     output:
         table=report(
             "results/theory/risk.csv",
@@ -39,7 +37,7 @@ rule theory_risk:
 rule theory_figure:
     input:
         table="results/theory/risk.csv",
-        code=get_library_sources("figures/theory.py", "figures/style.py"),
+        code=get_script_sources("theory_figure.py"),
     output:
         figure=report(
             "results/theory/risk.png",
@@ -57,7 +55,7 @@ rule theory_figure:
 
 rule theory_example:
     input:
-        code=get_library_sources("experiments/theory.py", "minimax.py"),
+        code=get_script_sources("theory_example.py"),
     output:
         table=report(
             "results/theory/example_1.csv",

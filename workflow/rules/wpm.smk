@@ -23,7 +23,7 @@ localrules:
 
 rule wpm_sphere:
     input:
-        code=get_wpm_library_sources("experiments/wpm_sphere.py"),
+        code=get_script_sources("wpm_sphere.py"),
     output:
         scales="results/wpm_sphere/scales.parquet",
         convergence="results/wpm_sphere/convergence.parquet",
@@ -50,7 +50,7 @@ rule wpm_sphere_figure:
     input:
         scales="results/wpm_sphere/scales.parquet",
         convergence="results/wpm_sphere/convergence.parquet",
-        code=get_library_sources("figures/wpm.py", "figures/style.py"),
+        code=get_script_sources("wpm_sphere_figure.py"),
     output:
         figure=report(
             "results/wpm_sphere/sphere.png",
@@ -72,7 +72,7 @@ rule wpm_sphere_figure:
 
 rule wpm_ring_example:
     input:
-        code=get_wpm_library_sources("experiments/wpm_ring.py"),
+        code=get_script_sources("wpm_ring_example.py"),
     output:
         table="results/wpm_ring/example.parquet",
     log:
@@ -92,7 +92,7 @@ rule wpm_ring_example:
 rule wpm_ring_example_figure:
     input:
         table="results/wpm_ring/example.parquet",
-        code=get_library_sources("figures/wpm.py", "figures/style.py"),
+        code=get_script_sources("wpm_figure.py"),
     output:
         figure=report(
             "results/wpm_ring/example.png",
@@ -113,7 +113,7 @@ rule wpm_ring_example_figure:
 
 rule wpm_ring_convergence:
     input:
-        code=get_wpm_library_sources("experiments/wpm_ring.py"),
+        code=get_script_sources("wpm_ring_convergence.py"),
     output:
         table="results/wpm_ring/convergence.parquet",
     log:
@@ -142,7 +142,7 @@ rule wpm_ring_convergence:
 rule wpm_ring_convergence_figure:
     input:
         table="results/wpm_ring/convergence.parquet",
-        code=get_library_sources("figures/wpm.py", "figures/style.py"),
+        code=get_script_sources("wpm_figure.py"),
     output:
         figure=report(
             "results/wpm_ring/convergence.png",
@@ -167,9 +167,7 @@ rule wpm_ring_convergence_figure:
 rule wpm_movielens_part:
     input:
         data=get_dataset_inputs("ml-100k"),
-        code=get_wpm_library_sources(
-            "experiments/wpm_movielens.py", "datasets/movielens.py"
-        ),
+        code=get_script_sources("wpm_movielens_part.py"),
     output:
         validation="results/wpm_movielens/parts/eps~{eps}/validation.parquet",
         test="results/wpm_movielens/parts/eps~{eps}/test.parquet",
@@ -193,9 +191,7 @@ rule wpm_movielens_part:
 rule wpm_movielens_nonprivate:
     input:
         data=get_dataset_inputs("ml-100k"),
-        code=get_wpm_library_sources(
-            "experiments/wpm_movielens.py", "datasets/movielens.py"
-        ),
+        code=get_script_sources("wpm_movielens_part.py"),
     output:
         validation="results/wpm_movielens/parts/nonprivate/validation.parquet",
         test="results/wpm_movielens/parts/nonprivate/test.parquet",
@@ -244,7 +240,7 @@ rule wpm_movielens_combine:
 rule wpm_movielens_figure:
     input:
         table="results/wpm_movielens/test.parquet",
-        code=get_library_sources("figures/wpm.py", "figures/style.py"),
+        code=get_script_sources("wpm_figure.py"),
     output:
         figure=report(
             "results/wpm_movielens/hit_rate.png",
@@ -269,7 +265,7 @@ rule wpm_movielens_figure:
 rule wpm_gowalla_checkins:
     input:
         data=get_wpm_gowalla_inputs(),
-        code=get_library_sources("datasets/gowalla.py", "datasets/_files.py"),
+        code=get_script_sources("wpm_gowalla_checkins.py"),
     output:
         checkins="results/wpm_gowalla/checkins.parquet",
     log:
@@ -292,7 +288,7 @@ rule wpm_gowalla_checkins:
 rule wpm_gowalla_w1:
     input:
         checkins="results/wpm_gowalla/checkins.parquet",
-        code=get_wpm_library_sources("experiments/wpm_gowalla.py", "sampling.py"),
+        code=get_script_sources("wpm_gowalla_w1.py"),
     output:
         table="results/wpm_gowalla/parts/eps~{eps}/w1.parquet",
     log:
@@ -339,7 +335,7 @@ rule wpm_gowalla_combine:
 rule wpm_gowalla_figure:
     input:
         table="results/wpm_gowalla/w1.parquet",
-        code=get_library_sources("figures/wpm.py", "figures/style.py"),
+        code=get_script_sources("wpm_figure.py"),
     output:
         figure=report(
             "results/wpm_gowalla/w1.png",
@@ -361,7 +357,7 @@ rule wpm_gowalla_figure:
 rule wpm_gowalla_maps:
     input:
         checkins="results/wpm_gowalla/checkins.parquet",
-        code=get_wpm_library_sources("experiments/wpm_gowalla.py", "sampling.py"),
+        code=get_script_sources("wpm_gowalla_maps.py"),
     output:
         table="results/wpm_gowalla/maps/eps~{eps}/maps.parquet",
     log:
@@ -384,7 +380,7 @@ rule wpm_gowalla_maps:
 rule wpm_gowalla_maps_figure:
     input:
         table="results/wpm_gowalla/maps/eps~{eps}/maps.parquet",
-        code=get_library_sources("figures/wpm.py", "figures/style.py"),
+        code=get_script_sources("wpm_figure.py"),
     output:
         figure=report(
             "results/wpm_gowalla/maps/eps~{eps}/maps.png",

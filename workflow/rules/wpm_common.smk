@@ -11,16 +11,6 @@ def get_wpm_seed(stage, *keys):
     return [config["seed"], *(zlib.crc32(str(key).encode()) for key in (stage, *keys))]
 
 
-def get_wpm_library_sources(*modules):
-    """Library modules of a WPM stage plus the whole ldpsample.wasserstein package and the
-    mollifier package, whose KL core (mollifier/kl.py) is the KPM's clip-normaliser."""
-    package = sorted(
-        path.relative_to(LIBRARY).as_posix()
-        for path in (LIBRARY / "wasserstein").glob("*.py")
-    )
-    return get_library_sources(*modules, *package, "mollifier/", "_validation.py")
-
-
 def get_wpm_sphere_grids():
     """wpm.sphere.grid_sizes as {d: sorted sizes} (d = 2: S¹, d = 3: S²)."""
     sizes = config["wpm"]["sphere"]["grid_sizes"]
