@@ -99,7 +99,9 @@ def test_with_mtime_triggers_a_rerun_after_a_library_edit_checks_the_current_bud
     run(wd, {"t": secure(budget=None)})
     assert set(spent(wd)) == {COST}
     before = (wd / "results/events/t/publish/release.json").read_text()
-    library = wd / "src/ldpsample/publish/readme.py"
+    # a module the publish job imports and the budget gate does not (the accuracy plan): the
+    # gate stays as it was, and only the publish job's own check can refuse
+    library = wd / "src/ldpsample/estimate/plan.py"
     library.write_text(library.read_text() + "\n# an edit\n")
     proc = run(wd, {"t": secure(budget=30)}, "--rerun-triggers", "mtime", check=False)
     assert proc.returncode != 0
