@@ -101,7 +101,8 @@ class DeviceSpec:
         return len(self.domains) * float(sum(self.epsilons)) * self.samples
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: PathLike) -> str:
+    """sha256 of a file's bytes (hex), read in 1 MiB blocks."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -130,7 +131,7 @@ def read_manifest(path: PathLike) -> tuple[dict[str, Any], Path]:
     domain_path = manifest_path.parent / manifest["domain"]["file"]
     if not domain_path.is_file():
         raise SpecError(f"{domain_path}: the spec's domain file is missing")
-    if _sha256(domain_path) != manifest["domain"]["sha256"]:
+    if file_sha256(domain_path) != manifest["domain"]["sha256"]:
         raise SpecError(
             f"{domain_path}: sha256 differs from the one in {manifest_path} (the spec was "
             "changed after it was written)"

@@ -20,7 +20,6 @@ the minimax kernel's sorted order) and ``manifest.json`` (everything else, with 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from numpy.typing import NDArray
 
 from ldpsample import __version__
 from ldpsample.pipeline.io import write_json, write_text
-from ldpsample.publish.device import SpecError
+from ldpsample.publish.device import DEVICE_FORMAT, SpecError, file_sha256, read_manifest
 
 __all__ = [
     "DOMAIN_FILE",
@@ -50,7 +49,7 @@ __all__ = [
 
 PathLike = str | os.PathLike[str]
 
-SPEC_FORMAT = "ldpsample-release-spec/1"
+SPEC_FORMAT = DEVICE_FORMAT  # one format, read by the core install too (publish/device.py)
 DOMAIN_FILE = "domain.csv"
 MANIFEST_FILE = "manifest.json"
 #: Columns of ``domain.csv``: one row per (subcategory, item), the items of a subcategory in
@@ -179,15 +178,6 @@ class ReleaseSpec:
         }
 
 
-def file_sha256(path: PathLike) -> str:
-    """sha256 of a file's bytes (hex), read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _manifest_path(path: PathLike) -> Path:
     path = Path(path)
     return path / MANIFEST_FILE if path.is_dir() or path.suffix != ".json" else path
@@ -223,22 +213,7 @@ def read_spec(path: PathLike) -> ReleaseSpec:
         If a file is missing, the domain's sha256 differs from the manifest's, or the format
         is unknown.
     """
-    manifest_path = _manifest_path(path)
-    if not manifest_path.is_file():
-        raise SpecError(f"{manifest_path}: release spec not found (no {MANIFEST_FILE})")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    if manifest.get("format") != SPEC_FORMAT:
-        raise SpecError(
-            f"{manifest_path}: format {manifest.get('format')!r} is not {SPEC_FORMAT!r}"
-        )
-    domain_path = manifest_path.parent / manifest["domain"]["file"]
-    if not domain_path.is_file():
-        raise SpecError(f"{domain_path}: the spec's domain file is missing")
-    if file_sha256(domain_path) != manifest["domain"]["sha256"]:
-        raise SpecError(
-            f"{domain_path}: sha256 differs from the one in {manifest_path} (the spec was "
-            "changed after it was written)"
-        )
+    manifest, domain_path = read_manifest(path)  # format and sha256 checked
     domain = pl.read_csv(domain_path, schema=DOMAIN_SCHEMA)
     return ReleaseSpec(
         name=manifest["name"],
