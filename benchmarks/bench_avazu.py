@@ -63,10 +63,15 @@ def _step(kind: str, args: dict[str, Any], queue: Any) -> None:
         info = f"{stats.rows:,} rows, {os.path.getsize(args['parquet']) / 2**20:,.0f} MiB parquet"
     elif kind == "histograms":
         from ldpsample.events import build_event_histograms
+        from ldpsample.events.options import EventsOptions
         from ldpsample.pipeline.io import write_parquet
 
         result = build_event_histograms(
-            args["parquet"], key="avazu", **{**AVAZU_EVENTS, "attributes": [args["attribute"]]}
+            EventsOptions(
+                path=args["parquet"],
+                key="avazu",
+                **{**AVAZU_EVENTS, "attributes": [args["attribute"]]},
+            )
         )
         frame = result.histograms
         write_parquet(frame, args["out"])

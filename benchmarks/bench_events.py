@@ -59,12 +59,15 @@ def _step(kind: str, args: dict[str, Any], queue: Any) -> None:
         info = f"{stats.rows:,} rows"
     elif kind == "events histograms":
         from ldpsample.events import build_event_histograms
+        from ldpsample.events.options import EventsOptions
         from ldpsample.pipeline.io import write_parquet
 
         options = dict(EVENTS_AVAZU)
         if args.get("attribute"):
             options["attributes"] = [args["attribute"]]
-        result = build_event_histograms(args["parquet"], key="events.avazu", **options)
+        result = build_event_histograms(
+            EventsOptions(path=args["parquet"], key="events.avazu", **options)
+        )
         write_parquet(result.histograms, args["histograms"])
         kept = (result.subcategories["status"] == "kept").sum()
         info = f"{kept} kept subcategories, {result.histograms.height:,} rows"

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ldpsample.events import build_event_histograms
+from ldpsample.events.options import EventsOptions, PriorKind
 from ldpsample.pipeline.io import write_parquet
 from ldpsample.pipeline.scripting import start
 from ldpsample.publish.spec import DOMAIN_SCHEMA
@@ -15,11 +16,12 @@ if TYPE_CHECKING:
     from snakemake.script import snakemake
 
 log = start(snakemake)
-options = dict(snakemake.params.options)
-if options["prior"] == "spec":  # a release: the spec's domain replaces the data-derived items
-    options["domain"] = pl.read_csv(snakemake.input.domain, schema=DOMAIN_SCHEMA)
+options = EventsOptions.from_params(snakemake.params.options)
+domain = None
+if options.prior == PriorKind.SPEC:  # a release: the spec's domain replaces the data-derived items
+    domain = pl.read_csv(snakemake.input.domain, schema=DOMAIN_SCHEMA)
 try:
-    result = build_event_histograms(options.pop("path"), **options)
+    result = build_event_histograms(options, domain=domain)
 except (OSError, ValueError) as exc:
     log.error("%s", exc)  # the first line names the file, config key and value
     raise

@@ -4,6 +4,7 @@ subcategory is released to; ldpsample.events.histograms.event_users)."""
 from typing import TYPE_CHECKING
 
 from ldpsample.events.histograms import event_users
+from ldpsample.events.options import EventsOptions
 from ldpsample.pipeline.io import write_parquet
 from ldpsample.pipeline.scripting import start
 
@@ -11,9 +12,9 @@ if TYPE_CHECKING:
     from snakemake.script import snakemake
 
 log = start(snakemake)
-options = dict(snakemake.params.options)
+options = EventsOptions.from_params(snakemake.params.options)
 try:  # the table's path: one file, or a folder or glob of them (its files are the inputs)
-    users = event_users(options.pop("path"), **options)
+    users = event_users(options)
 except (OSError, ValueError) as exc:
     log.error("%s", exc)  # the first line names the file, config key and value
     raise

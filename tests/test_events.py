@@ -3,8 +3,6 @@ priors, the audit and the seeds."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import polars as pl
 import pytest
@@ -17,6 +15,7 @@ from ldpsample.events import (
     evaluate_attribute,
 )
 from ldpsample.events.avazu import avazu_max_tv, avazu_max_tv_of_parts
+from ldpsample.events.options import EventsOptions
 from ldpsample.events.tables import concat_attribute_parts, max_table, summary
 
 
@@ -38,7 +37,7 @@ def build(path, **options):
         min_user_count=1,
         min_users=1,
     )
-    return build_event_histograms(path, **{**base, **options})
+    return build_event_histograms(EventsOptions(path=path, **{**base, **options}))
 
 
 def test_top_items_by_rank_column_with_ties_by_item(tmp_path):
@@ -326,15 +325,3 @@ def test_subcategory_matrix_sorts_like_numpy():
     for u, i, c in rows.iter_rows():
         expected[users.tolist().index(u), items.tolist().index(i)] += c
     assert np.array_equal(counts, expected)
-
-
-def test_evaluate_events_has_the_configs_defaults():
-    """The notebook path's defaults are the events schema's (one documented set)."""
-    from ldpsample.events.evaluation import DEFAULTS
-    from ldpsample.pipeline.config_check import events_defaults
-
-    schema = events_defaults(
-        Path(__file__).resolve().parents[1] / "workflow/schemas/events.schema.yaml"
-    )
-    schema["top_items"] = {"auto": 100}[schema["top_items"]]  # auto: 100 in an evaluation
-    assert {key: schema[key] for key in DEFAULTS} == DEFAULTS

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from ldpsample.events.csv_lines import csv_faults
 from ldpsample.events.histograms import build_event_histograms
+from ldpsample.events.options import EventsOptions
 from ldpsample.events.table import EventsTableError, scan_events
 
 COLUMNS = [("user", "k.user"), ("item", "k.item"), ("genre", "k.attributes")]
@@ -122,7 +123,7 @@ def test_value_faults_name_the_first_and_count_every_cause(tmp_path, caplog):
     text = "user,item,genre,n\nu1,m1,a,1\nu2,m2,b,x\nu3,m3,,1\nu4,m4,b,-2\nu5,m5,b,-1\n"
     path = write(tmp_path, text)
     with pytest.raises(EventsTableError) as info:
-        build_event_histograms(path, **OPTIONS)
+        build_event_histograms(EventsOptions(path=path, **OPTIONS))
     first = str(info.value).splitlines()[0]
     assert first.startswith(
         f"{path}, data row 2 (line 3 of a CSV with a header): n='x' in "
@@ -131,13 +132,13 @@ def test_value_faults_name_the_first_and_count_every_cause(tmp_path, caplog):
         "'genre' (events.k.on_bad_rows: skip skips them)"
     )
     with caplog.at_level(logging.WARNING):
-        skipped = build_event_histograms(path, **OPTIONS, on_bad_rows="skip")
+        skipped = build_event_histograms(EventsOptions(path=path, **OPTIONS, on_bad_rows="skip"))
     assert (
         f"{path}: skipped rows: 1 with a missing or non-numeric 'n', 2 with a negative 'n', 1 "
         "with a null 'genre'" in caplog.text
     )
     clean = build_event_histograms(
-        write(tmp_path, "user,item,genre,n\nu1,m1,a,1\n", "c.csv"), **OPTIONS
+        EventsOptions(path=write(tmp_path, "user,item,genre,n\nu1,m1,a,1\n", "c.csv"), **OPTIONS)
     )
     assert skipped.histograms.equals(clean.histograms)
 
@@ -150,13 +151,13 @@ def test_a_negative_weight_in_parquet_names_its_row_without_a_line(tmp_path):
     with pytest.raises(
         EventsTableError, match=rf"^{path}, data row 2: n='-3.0' in .* must be >= 0"
     ):
-        build_event_histograms(path, **OPTIONS)
+        build_event_histograms(EventsOptions(path=path, **OPTIONS))
 
 
 def test_on_bad_rows_must_be_error_or_skip(tmp_path):
     path = write(tmp_path, "user,item,genre,n\nu1,m1,a,1\n")
     with pytest.raises(ValueError, match=r"config key events\.k\.on_bad_rows: 'drop' is not"):
-        build_event_histograms(path, **OPTIONS, on_bad_rows="drop")
+        build_event_histograms(EventsOptions(path=path, **OPTIONS, on_bad_rows="drop"))
 
 
 def test_a_gzipped_csv_names_the_same_faults(tmp_path):
@@ -179,7 +180,7 @@ def test_an_unreadable_file_suggests_no_reader_option(tmp_path):
     path = tmp_path / "t.parquet"
     path.write_bytes(b"PAR1 not a parquet file")
     with pytest.raises(EventsTableError) as info:
-        build_event_histograms(path, **OPTIONS)
+        build_event_histograms(EventsOptions(path=path, **OPTIONS))
     message = str(info.value)
     assert message.startswith(f"{path}: cannot read the events table (config key events.k.path)")
     assert "\n" not in message and "Consider" not in message
@@ -192,7 +193,7 @@ def test_a_null_user_after_skipped_records_is_named_by_its_own_line(tmp_path, ca
     (folder / "a.csv").write_text("user,item,genre,n\nu1,m1,a,1\nu2,m2,a,1,9\n")
     (folder / "b.csv").write_text("user,item,genre,n\nu3,m1\nu4,m2,a,1\n,m3,a,1\n")
     with caplog.at_level(logging.WARNING):
-        build_event_histograms(folder, **OPTIONS, on_bad_rows="skip")
+        build_event_histograms(EventsOptions(path=folder, **OPTIONS, on_bad_rows="skip"))
     assert (
         f"dropped 1 rows with a null user (column 'user'; events.k.on_null: drop), the first at "
         f"{folder / 'b.csv'}, data row 3 (line 4 of a CSV with a header): user=None in "

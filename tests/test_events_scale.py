@@ -31,6 +31,7 @@ from ldpsample.events import (
 from ldpsample.events import priors as priors_module
 from ldpsample.events.buckets import histograms_in_buckets
 from ldpsample.events.files import list_table_files
+from ldpsample.events.options import EventsOptions
 from ldpsample.events.priors import UserMeanFold, csr_rows
 from ldpsample.events.table import scan_events
 
@@ -126,8 +127,12 @@ def test_hive_folders_are_text_columns_usable_as_attributes(tmp_path):
     stacked = pl.concat([frame.with_columns(pl.lit(c).alias("country")) for c in ("de", "fr")])
     stacked.write_parquet(tmp_path / "stacked.parquet")
     options = {**BASE, "attributes": ["country"]}
-    assert build_event_histograms(tmp_path / "hive", **options).histograms.equals(
-        build_event_histograms(tmp_path / "stacked.parquet", **options).histograms
+    assert build_event_histograms(
+        EventsOptions(path=tmp_path / "hive", **options)
+    ).histograms.equals(
+        build_event_histograms(
+            EventsOptions(path=tmp_path / "stacked.parquet", **options)
+        ).histograms
     )
 
 
@@ -172,7 +177,7 @@ def test_a_bad_value_in_a_partition_names_its_file_and_row(tmp_path):
     named = r"p2\.csv, data row 11 \(line 12 of a CSV with a header\): n='x' in "
     options = {**BASE, "on_bad_rows": "error"}
     with pytest.raises(EventsTableError, match=named):
-        build_event_histograms(str(tmp_path / "p*.csv"), **options)
+        build_event_histograms(EventsOptions(path=str(tmp_path / "p*.csv"), **options))
     # the map/reduce path: the split job of that file says the same
     with pytest.raises(EventsTableError, match=named):
         histograms_in_buckets(
@@ -192,7 +197,7 @@ OPTION_SETS = [
 
 
 def check_buckets_equal_one_job(source, one_file, options, prior, buckets, work):
-    one = build_event_histograms(one_file, **options)
+    one = build_event_histograms(EventsOptions(path=one_file, **options))
     got = histograms_in_buckets(source, buckets=buckets, workdir=work, prior=prior, options=options)
     kept = got.priors.select("attribute", "subcategory").unique()
     histograms = pl.concat([pl.read_parquet(h) for h in got.histograms])
@@ -289,7 +294,7 @@ def test_fractional_weights_in_buckets_agree_to_rounding(tmp_path):
     frame = table(seed=3, fractional=True)
     write_parts(frame, tmp_path / "parts", 3)
     frame.write_parquet(tmp_path / "one.parquet")
-    one = build_event_histograms(tmp_path / "one.parquet", **BASE)
+    one = build_event_histograms(EventsOptions(path=tmp_path / "one.parquet", **BASE))
     got = histograms_in_buckets(tmp_path / "parts", buckets=4, workdir=tmp_path / "w", options=BASE)
     kept = got.priors.select("attribute", "subcategory").unique()
     histograms = (
@@ -311,7 +316,7 @@ def test_any_bucket_count_gives_the_same_histograms(tmp_path_factory, seed, buck
     frame.write_parquet(work / "one.parquet")
     write_parts(frame, work / "parts", parts)
     options = {**BASE, "min_users": 2}
-    one = build_event_histograms(work / "one.parquet", **options)
+    one = build_event_histograms(EventsOptions(path=work / "one.parquet", **options))
     got = histograms_in_buckets(
         work / "parts", buckets=buckets, workdir=work / "w", options=options
     )

@@ -29,6 +29,7 @@ from ldpsample.events.movielens import (
     movielens_per_user,
     movielens_summary,
 )
+from ldpsample.events.options import EventsOptions
 from ldpsample.events.tables import win_summary
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -53,19 +54,21 @@ def avazu_events(parquet, attribute, *, min_rows, min_users, top_sites, exclude,
     """One attribute's max_tv as the pipeline's avazu_histograms/avazu_metrics/avazu_aggregate
     jobs compute it (the published-code options as events keys)."""
     hist = build_event_histograms(
-        parquet,
-        key="avazu",
-        user="device_id",
-        item="site_id",
-        attributes=[attribute],
-        prior="user_mean",
-        top_items=top_sites,
-        rank_items_by="click",
-        min_user_count=min_rows,
-        activity_scope="global",
-        min_users=min_users,
-        exclude_users=[PLACEHOLDER_DEVICE_ID] if exclude else [],
-        on_null="error",
+        EventsOptions(
+            path=parquet,
+            key="avazu",
+            user="device_id",
+            item="site_id",
+            attributes=[attribute],
+            prior="user_mean",
+            top_items=top_sites,
+            rank_items_by="click",
+            min_user_count=min_rows,
+            activity_scope="global",
+            min_users=min_users,
+            exclude_users=[PLACEHOLDER_DEVICE_ID] if exclude else [],
+            on_null="error",
+        )
     )
     result = evaluate_attribute(
         hist.histograms,
@@ -210,17 +213,19 @@ def test_movielens_events_equal_the_former_implementation(tmp_path, weight, prio
         )
     )
     hist = build_event_histograms(
-        tmp_path / "ml1m.parquet",
-        key="movielens",
-        user="user_id",
-        item="genre",
-        count=count,
-        attributes=["age_group"],
-        prior=prior,
-        top_items=None,
-        min_user_count=0,
-        min_users=1,
-        on_null="error",
+        EventsOptions(
+            path=tmp_path / "ml1m.parquet",
+            key="movielens",
+            user="user_id",
+            item="genre",
+            count=count,
+            attributes=["age_group"],
+            prior=prior,
+            top_items=None,
+            min_user_count=0,
+            min_users=1,
+            on_null="error",
+        )
     )
     per_user = evaluate_attribute(
         hist.histograms,

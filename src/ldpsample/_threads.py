@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["DEFAULT_MAX_THREADS", "check_threads", "run_split", "worker_count"]
+__all__ = ["DEFAULT_MAX_THREADS", "check_threads", "run_split", "thread_count", "worker_count"]
 
 #: Threads used with ``threads=None`` (further capped by ``os.cpu_count()``).
 DEFAULT_MAX_THREADS = 8
@@ -44,13 +44,19 @@ def check_threads(threads: object) -> int | None:
     return int(threads)
 
 
+def thread_count(threads: object) -> int:
+    """The threads a caller given ``threads`` may use: ``threads`` itself (checked by
+    :func:`check_threads`), or with None ``min(os.cpu_count(), DEFAULT_MAX_THREADS)``; the
+    library's only rule for a default thread count."""
+    return check_threads(threads) or min(os.cpu_count() or 1, DEFAULT_MAX_THREADS)
+
+
 def worker_count(threads: int | None, tasks: int, *, large: bool) -> int:
     """Threads for ``tasks`` independent blocks: 1 unless the input is ``large``; at most
     ``threads`` (or ``min(os.cpu_count(), DEFAULT_MAX_THREADS)`` when None) and ``tasks``."""
     if not large or tasks <= 1:
         return 1
-    cap = min(os.cpu_count() or 1, DEFAULT_MAX_THREADS) if threads is None else threads
-    return max(1, min(cap, tasks))
+    return max(1, min(thread_count(threads), tasks))
 
 
 def run_split(run: Callable[[int, int], None], tasks: int, workers: int) -> None:

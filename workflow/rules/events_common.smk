@@ -1,5 +1,10 @@
 # Helpers of the events stage (workflow/rules/events.smk); names start with get_events_ or
 # EVENTS_. Kept apart from the rules because snakemake --lint flags rules and functions in one file.
+# Every value of an entry reaches a script as fields of its one options object
+# (ldpsample.events.options.EventsOptions, built once per entry by get_events_options), each rule
+# getting the fields it uses, so a config change re-runs exactly the jobs that read it.
+
+import dataclasses
 
 EVENTS_RESULTS = "results/events"
 # Dataset names (checked with the config: ldpsample.pipeline.config_check.check_events).
@@ -8,11 +13,21 @@ EVENTS_NAME_PATTERN = CONFIG_CHECK.EVENTS_NAME_PATTERN
 EVENTS_PUBLISH_FOLDERS = ("publish", "reproducible_not_for_publication")
 # A table's files (events.<name>.path: a file, a folder, a glob; stdlib only, loaded by path).
 EVENTS_FILES = load_library_module("ldpsample_events_files", "events/files.py")
+# An entry's options (stdlib only, loaded by path).
+EVENTS_OPTIONS = load_library_module("ldpsample_events_options", "events/options.py")
 
 
 def get_events_config(name):
     """The config entry events.<name>."""
     return config["events"][name]
+
+
+@functools.cache
+def get_events_options(name):
+    """events.<name> (checked, schema defaults filled) as one EventsOptions."""
+    return EVENTS_OPTIONS.EventsOptions.from_entry(
+        get_events_config(name), key=f"events.{name}"
+    )
 
 
 def get_events_datasets():
@@ -40,8 +55,7 @@ def get_events_prior_kind(name):
     """The metrics job's prior: a release's spec, or the configured kind."""
     if is_events_release(name):
         return "spec"
-    prior = get_events_config(name)["prior"]
-    return prior if isinstance(prior, str) else "table"
+    return str(get_events_options(name).prior_kind)
 
 
 def get_events_public_inputs(name):
@@ -172,12 +186,10 @@ def get_events_priors_inputs(wildcards):
 
 def get_events_bucket_params(name):
     """What the map/reduce steps of events.<name> use: the histogram options of every
-    attribute (build_event_histograms' keywords), the buckets and where the ranking is summed.
+    attribute (get_events_histogram_params), the buckets and where the ranking is summed.
     """
-    entry = get_events_config(name)
     options = get_events_histogram_params(name, None)
     options.update(
-        attributes=list(entry["attributes"]),
         buckets=get_events_buckets(name),
         rank_rows=not get_events_ranks_need_activity(name),
         release=is_events_release(name),
@@ -211,12 +223,11 @@ def get_events_gate(wildcards):
 
 
 def get_events_evaluation_top_items(name):
-    """top_items of an evaluation: none for a release (its domain is the spec's), auto's 100
-    (CONFIG_CHECK.AUTO_TOP_ITEMS) or the configured value."""
-    top_items = get_events_config(name)["top_items"]
+    """top_items of an evaluation: none for a release (its domain is the spec's), else
+    EventsOptions.evaluation_top_items (auto's 100, or the configured value)."""
     if is_events_release(name):
         return None
-    return CONFIG_CHECK.AUTO_TOP_ITEMS if top_items == "auto" else top_items
+    return get_events_options(name).evaluation_top_items
 
 
 def get_events_spec_params(name):
@@ -263,15 +274,7 @@ def get_events_spec_params(name):
 
 def get_events_roster_params(name):
     """What the roster job reads: every user of the table (after exclude_users, nulls)."""
-    entry = get_events_config(name)
-    return dict(
-        key=f"events.{name}",
-        path=entry["path"],
-        user=entry["user"],
-        exclude_users=sorted(str(u) for u in entry["exclude_users"]),
-        on_null=entry["on_null"],
-        on_bad_rows=entry["on_bad_rows"],
-    )
+    return get_events_options(name).params(EVENTS_OPTIONS.ROSTER_FIELDS)
 
 
 def get_events_budget_params(name):
@@ -285,54 +288,24 @@ def get_events_budget_params(name):
 
 
 def get_events_histogram_params(name, attribute):
-    """Every events.<name> value the histogram job of one attribute uses
-    (build_event_histograms' options; the attribute "all" of `attributes: []` is the whole table).
+    """The options fields a histogram job of one attribute uses (EVENTS_OPTIONS.HISTOGRAM_FIELDS;
+    the attribute "all" of `attributes: []` is the whole table, None every attribute); top_items
+    resolved, and for a release the spec's domain and q in place of the data-derived choices.
     """
-    entry = get_events_config(name)
-    prior = entry["prior"]
-    attributes = [] if not entry["attributes"] or attribute is None else [attribute]
-    if is_events_release(
-        name
-    ):  # the spec's domain and q replace the data-derived choices
-        prior = "spec"
-    elif not isinstance(prior, str):
-        index = list(entry["attributes"]).index(attribute) if attributes else None
-        prior = dict(sorted(prior.items()))
-        if attribute is not None:
-            prior["attributes"] = [] if index is None else [prior["attributes"][index]]
-    return dict(
-        key=f"events.{name}",
-        path=entry["path"],
-        user=entry["user"],
-        item=entry["item"],
-        count=entry["count"],
-        attributes=attributes,
-        prior=prior,
-        items=(
-            None
-            if entry["items"] is None or is_events_release(name)
-            else sorted(str(i) for i in entry["items"])
-        ),
-        top_items=get_events_evaluation_top_items(name),
-        rank_items_by=entry["rank_items_by"],
-        activity_by=entry["activity_by"],
-        min_user_count=entry["min_user_count"],
-        activity_scope=entry["activity_scope"],
-        min_users=entry["min_users"],
-        exclude_users=sorted(str(u) for u in entry["exclude_users"]),
-        on_null=entry["on_null"],
-        on_bad_rows=entry["on_bad_rows"],
-    )
+    options = get_events_options(name).for_attribute(attribute)
+    if is_events_release(name):
+        options = dataclasses.replace(options, prior="spec", items=None, top_items=None)
+    else:
+        options = dataclasses.replace(options, top_items=options.evaluation_top_items)
+    return options.params(EVENTS_OPTIONS.HISTOGRAM_FIELDS)
 
 
 def get_events_metrics_params(name):
     """Every events.<name> value a metrics job uses."""
-    entry = get_events_config(name)
     return dict(
         name=name,
         prior=get_events_prior_kind(name),
-        epsilons=sorted(float(e) for e in entry["epsilons"]),
-        methods=sorted(entry["methods"]),
+        **get_events_options(name).params(EVENTS_OPTIONS.METRICS_FIELDS),
     )
 
 

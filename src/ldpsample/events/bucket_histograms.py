@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from ldpsample.events.bucket_parts import _bucket_triples, _scan_bucket
+from ldpsample.events.bucket_parts import _bucket_triples, _options, _scan_bucket
 from ldpsample.events.kept_histograms import histogram_rows, kept_histograms
 from ldpsample.events.schemas import BUCKET_STATS_SCHEMA, HISTOGRAM_SCHEMA, ITEM_STATS_SCHEMA
 
@@ -38,12 +38,12 @@ def bucket_histograms(
     kept users per subcategory (:data:`~ldpsample.events.schemas.BUCKET_STATS_SCHEMA`) and the items
     they hold with their count sums (:data:`~ldpsample.events.schemas.ITEM_STATS_SCHEMA`).
     """
-    activity_scope = options.get("activity_scope", "top_items")
-    min_user_count = options.get("min_user_count", 0)
+    opts = _options(options)
+    activity_scope, min_user_count = opts.activity_scope, opts.min_user_count
     restrict = (
         bool(options.get("release"))
         or options.get("domain") is not None
-        or options.get("top_items") is not None
+        or opts.evaluation_top_items is not None
     )
     _, generated = _bucket_triples(_scan_bucket(files), options)
     hist_frames, user_frames, item_frames = {}, [], []

@@ -17,6 +17,7 @@ from typing import Any
 
 import polars as pl
 
+from ldpsample.events.options import EventsOptions
 from ldpsample.pipeline.io import write_json, write_parquet
 
 __all__ = ["Partials", "read_checks", "write_partials"]
@@ -35,22 +36,13 @@ class Partials:
     ranks: pl.DataFrame
 
 
-def _options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The histogram options of the map steps (those of
-    :func:`~ldpsample.events.histograms.build_event_histograms`)."""
-    return dict(
-        key=options["key"],
-        user=options["user"],
-        item=options["item"],
-        count=options.get("count"),
-        attributes=list(options.get("attributes") or []),
-        items=options.get("items"),
-        rank_items_by=options.get("rank_items_by"),
-        activity_by=options.get("activity_by"),
-        exclude_users=list(options.get("exclude_users") or []),
-        domain=options.get("domain"),
-        on_bad_rows=options.get("on_bad_rows", "error"),
-    )
+def _options(options: Mapping[str, Any]) -> EventsOptions:
+    """The histogram options of the map/reduce steps: the
+    :class:`~ldpsample.events.options.EventsOptions` fields of ``options`` (a histogram job's
+    params; absent fields take their defaults, an absent ``path`` is the partition's). The
+    layout keys beside them (``domain``, ``release``, ``buckets``, ``rank_rows``) are read
+    from ``options`` itself."""
+    return EventsOptions.from_params({"path": None, **options})
 
 
 def write_partials(
@@ -80,8 +72,8 @@ def _bucket_triples(lf: pl.LazyFrame, options: Mapping[str, Any]) -> tuple[list[
     the global activity filter (every row of a user is in its bucket, so each user's total is
     the table's)."""
     opts = _options(options)
-    names = opts["attributes"] or ["all"]
-    min_user_count = options.get("min_user_count", 0)
+    names = list(opts.attributes) or ["all"]
+    min_user_count = opts.min_user_count
     columns = lf.collect_schema().names()
     sums = [c for c in ("count", "rank", "activity") if c in columns]
     if "count" not in columns:

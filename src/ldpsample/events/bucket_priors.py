@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from ldpsample.events.bucket_parts import _options
 from ldpsample.events.prepared import domain_frame
 from ldpsample.events.prior_tables import public_prior_masses, public_priors, spec_priors
 from ldpsample.events.priors import UserMeanFold, csr_rows, normalised
@@ -66,7 +67,8 @@ def attribute_priors(
         every kept subcategory, sorted by subcategory and item: the items kept users hold (a
         release spec's whole domain) and ``q`` on them, as the one-job metrics compute it.
     """
-    key = options["key"]
+    opts = _options(options)
+    key = opts.key
     domain = options.get("domain")
     if domain is not None:
         domain = domain_frame(domain)
@@ -91,20 +93,20 @@ def attribute_priors(
         per_sub,
         key=key,
         domain=domain,
-        min_users=options.get("min_users", 1),
-        min_user_count=options.get("min_user_count", 0),
+        min_users=opts.min_users,
+        min_user_count=opts.min_user_count,
         checks=checks,
     )
     kept_items = item_sets.join(kept, on="subcategory", how="semi")
     if domain is not None:
         return table, spec_priors(name, domain, kept).sort("subcategory", "item")
     if isinstance(prior, Mapping):
-        listed = options.get("items")
+        listed = opts.items
         (masses,) = pl.collect_all(
             public_prior_masses(
                 prior,
                 key=key,
-                attributes=[name] if options.get("attributes") else [],
+                attributes=[name] if opts.attributes else [],
                 items=[str(i) for i in listed] if listed is not None else None,
             )
         )

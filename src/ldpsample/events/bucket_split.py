@@ -11,6 +11,7 @@ no Snakemake.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -24,7 +25,7 @@ from ldpsample.events.files import TableFiles
 from ldpsample.events.prepared import _prepare
 from ldpsample.events.schemas import RANK_SCHEMA, ROWS_SCHEMA
 from ldpsample.events.table import EventsTableError, polars_reason, table_files
-from ldpsample.events.table_checks import _check_options, raise_on_checks
+from ldpsample.events.table_checks import raise_on_checks
 from ldpsample.pipeline.progress import phase
 
 __all__ = ["BATCH_ROWS", "split_partition"]
@@ -63,18 +64,12 @@ def split_partition(
     import pyarrow.parquet as pq
 
     opts = _options(options)
-    key = opts["key"]
-    _check_options(
-        key,
-        options.get("activity_scope", "top_items"),
-        options.get("on_null", "drop"),
-        opts["on_bad_rows"],
-    )
+    key = opts.key
     files = table_files(partition, key=f"{key}.path")
     if len(files.files) != 1:
         raise ValueError(f"a partition is one file, got {len(files.files)}: {files.path}")
     where = files.files[0]
-    prepared = _prepare(files, **opts)
+    prepared = _prepare(dataclasses.replace(opts, path=files), domain=options.get("domain"))
     base, names = prepared.base, prepared.names
     try:
         with phase(log, f"{key}: checks of {where}") as done:
@@ -92,16 +87,16 @@ def split_partition(
         path=where,
         key=key,
         columns=prepared.numeric,
-        user=options["user"],
-        item=options["item"],
-        on_null=options.get("on_null", "drop"),
+        user=opts.user,
+        item=opts.item,
+        on_null=opts.on_null,
         raw=prepared.raw,
         whole_table=False,
-        attributes=opts["attributes"],
-        on_bad_rows=opts["on_bad_rows"],
+        attributes=list(opts.attributes),
+        on_bad_rows=opts.on_bad_rows,
     )
     # The rows themselves, bucket by bucket: only the weights that are columns travel.
-    count = options.get("count") is not None
+    count = opts.count is not None
     columns = ["user", "item", *prepared.sums, *[f"a:{n}" for n in names]]
     if not count:
         columns.remove("count")

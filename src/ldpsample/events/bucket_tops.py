@@ -15,6 +15,7 @@ import polars as pl
 
 from ldpsample.events.bucket_parts import _options
 from ldpsample.events.item_tops import item_tops
+from ldpsample.events.options import EventsOptions
 from ldpsample.events.prepared import domain_frame
 from ldpsample.events.schemas import RANK_SCHEMA, ROWS_SCHEMA
 from ldpsample.events.table import EventsTableError
@@ -42,7 +43,7 @@ def merge_partials(
     top items (``attribute, subcategory, item``; empty when every item is kept or a release spec
     gives them) from the summed ranking."""
     opts = _options(options)
-    key = opts["key"]
+    key = opts.key
     merged: dict[str, Any] = {}
     for part in checks:
         for name, value in part.items():
@@ -52,11 +53,12 @@ def merge_partials(
                 merged[name] = sorted(set(merged.get(name, [])) | set(value))
     for name in _SUMMED[:4]:
         merged.setdefault(name, 0)
-    merged["exact_sums"] = bool(_exact_sums(merged, {c: c for c in _weight_columns(options)}))
-    if opts["items"] is not None and opts["domain"] is None:
-        listed = sorted({str(i) for i in opts["items"]})
+    merged["exact_sums"] = bool(_exact_sums(merged, {c: c for c in _weight_columns(opts)}))
+    domain = options.get("domain")
+    if opts.items is not None and domain is None:
+        listed = sorted({str(i) for i in opts.items})
         found = pl.DataFrame({"item": merged.get("listed_found", [])}, schema={"item": pl.String})
-        _check_listed(listed, found, key=key, item=opts["item"], path=path)
+        _check_listed(listed, found, key=key, item=opts.item, path=path)
     _log_outside(merged, path)
     if merged["rows"] == 0:
         raise EventsTableError(f"{path}: the events table is empty (config key {key}.path)")
@@ -71,12 +73,11 @@ def merge_partials(
         if rows
         else pl.DataFrame(schema=ROWS_SCHEMA)
     )
-    domain = opts["domain"]
-    top_items = options.get("top_items")
+    top_items = opts.evaluation_top_items
     tops = []
     if domain is not None:
         domain = domain_frame(domain)
-    names = opts["attributes"] or ["all"]
+    names = list(opts.attributes) or ["all"]
     if domain is not None or top_items is not None:
         # summed part by part (``ranks`` may be a generator): one partition's ranking at a
         # time beside the running sums, not every partition's at once
@@ -107,5 +108,5 @@ def merge_partials(
     return merged, totals, tops_frame
 
 
-def _weight_columns(options: Mapping[str, Any]) -> list[str]:
-    return [c for c in (options.get(k) for k in ("count", "rank_items_by", "activity_by")) if c]
+def _weight_columns(opts: EventsOptions) -> list[str]:
+    return [c for c in (opts.count, opts.rank_items_by, opts.activity_by) if c]

@@ -61,7 +61,7 @@ from ldpsample.events.bucket_bounds import SAMPLE_ROWS as SAMPLE_ROWS
 from ldpsample.events.bucket_bounds import bucket_boundaries
 from ldpsample.events.bucket_bounds import bucket_of as bucket_of
 from ldpsample.events.bucket_histograms import bucket_histograms
-from ldpsample.events.bucket_parts import Partials
+from ldpsample.events.bucket_parts import Partials, _options
 from ldpsample.events.bucket_parts import read_checks as read_checks
 from ldpsample.events.bucket_parts import write_partials as write_partials
 from ldpsample.events.bucket_priors import attribute_priors
@@ -125,13 +125,14 @@ def histograms_in_buckets(
     :func:`~ldpsample.events.bucket_priors.attribute_priors`."""
     work = os.fspath(workdir)
     os.makedirs(work, exist_ok=True)
-    key = options["key"]
+    opts = _options(options)
+    key = opts.key
     files = table_files(path, key=f"{key}.path")
-    boundaries = bucket_boundaries(files, key=key, user=options["user"], buckets=buckets)
+    boundaries = bucket_boundaries(files, key=key, user=opts.user, buckets=buckets)
     rank_rows = not ranks_need_activity(
-        activity_scope=options.get("activity_scope", "top_items"),
-        min_user_count=options.get("min_user_count", 0),
-        top_items=options.get("top_items"),
+        activity_scope=opts.activity_scope,
+        min_user_count=opts.min_user_count,
+        top_items=opts.evaluation_top_items,
         release=options.get("domain") is not None,
     )
     split = [
@@ -168,12 +169,12 @@ def histograms_in_buckets(
         write_parquet(hist, histograms[-1])
         users.append(bucket_users)
         items.append(bucket_items)
-    names = list(options.get("attributes") or []) or ["all"]
+    names = list(opts.attributes) or ["all"]
     tables, priors = [], []
     for name in names:
         attribute_prior = prior
-        if isinstance(prior, Mapping) and options.get("attributes"):
-            index = list(options["attributes"]).index(name)
+        if isinstance(prior, Mapping) and opts.attributes:
+            index = list(opts.attributes).index(name)
             attribute_prior = {**prior, "attributes": [list(prior["attributes"])[index]]}
         table, q = attribute_priors(
             name,

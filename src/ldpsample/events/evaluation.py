@@ -19,6 +19,7 @@ ldpsample.pipeline.progress, ldpsample.pipeline.config_check; no Snakemake.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import inspect
@@ -34,12 +35,13 @@ import polars as pl
 from ldpsample.events import tables
 from ldpsample.events.histograms import build_event_histograms
 from ldpsample.events.metrics import evaluate_attribute
-from ldpsample.events.schemas import ALL, METHODS
+from ldpsample.events.options import EventsOptions
+from ldpsample.events.schemas import ALL
 from ldpsample.events.table import EventsTableError
-from ldpsample.pipeline.config_check import AUTO_TOP_ITEMS, ConfigError, check_events_entries
+from ldpsample.pipeline.config_check import ConfigError, check_events_entries
 from ldpsample.pipeline.progress import phase
 
-__all__ = ["DEFAULTS", "SCHEMA", "EventsEvaluation", "evaluate_events"]
+__all__ = ["SCHEMA", "EventsEvaluation", "evaluate_events", "evaluate_options"]
 
 log = logging.getLogger(__name__)
 
@@ -47,28 +49,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: The events entries' schema the workflow checks a config with (the source tree's).
 SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "events.schema.yaml"
+#: The options fields :func:`evaluate_events` takes as its own parameters (or sets: ``key``).
+_OWN_FIELDS = ("key", "path", "user", "item")
 #: The errors whose messages name config keys, re-raised naming the arguments.
 _RENAMED = (ConfigError, EventsTableError, FileNotFoundError)
-
-#: The defaults of ``events.<name>`` (workflow/schemas/events.schema.yaml; a test keeps the two
-#: equal), for the keys an evaluation reads.
-DEFAULTS: dict[str, Any] = {
-    "count": None,
-    "attributes": [],
-    "prior": "pooled",
-    "items": None,
-    "top_items": 100,
-    "rank_items_by": None,
-    "activity_by": None,
-    "min_user_count": 0,
-    "activity_scope": "top_items",
-    "min_users": 1,
-    "exclude_users": [],
-    "on_null": "drop",
-    "on_bad_rows": "error",
-    "epsilons": [0.5, 1, 2, 4, 8],
-    "methods": list(METHODS),
-}
 
 
 @dataclass(frozen=True)
@@ -94,23 +78,13 @@ class EventsEvaluation:
     audit: pl.DataFrame
 
 
-def _attribute_prior(
-    prior: str | Mapping[str, Any], attributes: Sequence[str], attribute: str
-) -> str | dict[str, Any]:
-    """A public table prior restricted to one attribute's column (as the histogram job's
-    params); other priors unchanged."""
-    if isinstance(prior, str):
-        return prior
-    prior = dict(prior)
-    if attributes:
-        prior["attributes"] = [list(prior["attributes"])[list(attributes).index(attribute)]]
-    return prior
-
-
 def _nearest_keywords(function: F) -> F:
     """``function`` raising, for an unknown keyword argument, a TypeError that names the nearest
-    known one (difflib) instead of Python's bare "unexpected keyword argument"."""
-    known = list(inspect.signature(function).parameters)
+    known one (difflib) instead of Python's bare "unexpected keyword argument": its own
+    parameters and the :class:`~ldpsample.events.options.EventsOptions` fields it takes as
+    ``**options``."""
+    own = [p for p in inspect.signature(function).parameters if p != "options"]
+    known = own + [f.name for f in dataclasses.fields(EventsOptions) if f.name not in _OWN_FIELDS]
 
     @functools.wraps(function)
     def checked(*args: Any, **kwargs: Any) -> Any:
@@ -160,31 +134,21 @@ def evaluate_events(
     user: str,
     item: str,
     name: str = "events",
-    count: str | None = DEFAULTS["count"],
-    attributes: Sequence[str] = (),
-    prior: str | Mapping[str, Any] = DEFAULTS["prior"],
-    items: Sequence[Any] | None = DEFAULTS["items"],
-    top_items: int | None = DEFAULTS["top_items"],
-    rank_items_by: str | None = DEFAULTS["rank_items_by"],
-    activity_by: str | None = DEFAULTS["activity_by"],
-    min_user_count: float = DEFAULTS["min_user_count"],
-    activity_scope: str = DEFAULTS["activity_scope"],
-    min_users: int = DEFAULTS["min_users"],
-    exclude_users: Sequence[Any] = (),
-    on_null: str = DEFAULTS["on_null"],
-    on_bad_rows: str = DEFAULTS["on_bad_rows"],
-    epsilons: Sequence[float] = tuple(DEFAULTS["epsilons"]),
-    methods: Sequence[str] = tuple(DEFAULTS["methods"]),
     progress: bool = False,
     threads: int | None = None,
+    **options: Any,
 ) -> EventsEvaluation:
     """Evaluate an events table as the pipeline does for ``events.<name>``.
 
-    Parameters mirror the config keys (docs/own-data.md), with the same defaults; a public
-    prior table is ``prior={"path": ..., "user": ..., "item": ..., "count": ...,
-    "attributes": [...]}`` (its columns default to the table's own names). ``progress`` shows a
-    bar per attribute's subcategories on stderr; every scan is logged as a phase with its elapsed
-    time (``logging.basicConfig(level=logging.INFO)`` shows them). ``threads`` as
+    ``options`` are the other keys of an evaluation (``count``, ``attributes``, ``prior``,
+    ``items``, ``top_items``, ``rank_items_by``, ``activity_by``, ``min_user_count``,
+    ``activity_scope``, ``min_users``, ``exclude_users``, ``on_null``, ``on_bad_rows``,
+    ``epsilons``, ``methods``; docs/own-data.md), with the schema's defaults
+    (:class:`~ldpsample.events.options.EventsOptions`); a public prior table is
+    ``prior={"path": ..., "user": ..., "item": ..., "count": ..., "attributes": [...]}`` (its
+    columns default to the table's own names). ``progress`` shows a bar per attribute's
+    subcategories on stderr; every scan is logged as a phase with its elapsed time
+    (``logging.basicConfig(level=logging.INFO)`` shows them). ``threads`` as
     :func:`evaluate_attribute`.
 
     Returns
@@ -203,116 +167,34 @@ def evaluate_events(
         not config keys).
     """
     key = f"events.{name}"
-    entry = _plain(
-        {
-            "path": path,
-            "user": user,
-            "item": item,
-            "count": count,
-            "attributes": attributes,
-            "prior": prior,
-            "items": items,
-            "top_items": top_items,
-            "rank_items_by": rank_items_by,
-            "activity_by": activity_by,
-            "min_user_count": min_user_count,
-            "activity_scope": activity_scope,
-            "min_users": min_users,
-            "exclude_users": exclude_users,
-            "on_null": on_null,
-            "on_bad_rows": on_bad_rows,
-            "epsilons": epsilons,
-            "methods": methods,
-        }
-    )
+    entry = _plain({"path": path, "user": user, "item": item, **options})
     try:
-        check_events_entries({name: entry}, SCHEMA)
-        if top_items == "auto":  # as the workflow's evaluation reads it
-            top_items = AUTO_TOP_ITEMS
-        return _evaluate(
-            path,
-            key=key,
-            user=user,
-            item=item,
-            name=name,
-            count=count,
-            attributes=attributes,
-            prior=prior,
-            items=items,
-            top_items=top_items,
-            rank_items_by=rank_items_by,
-            activity_by=activity_by,
-            min_user_count=min_user_count,
-            activity_scope=activity_scope,
-            min_users=min_users,
-            exclude_users=exclude_users,
-            on_null=on_null,
-            on_bad_rows=on_bad_rows,
-            epsilons=epsilons,
-            methods=methods,
-            progress=progress,
-            threads=threads,
-        )
+        check_events_entries({name: entry}, SCHEMA)  # also fills the schema's defaults
+        built = EventsOptions.from_entry({**entry, "path": path}, key=key)
+        return evaluate_options(built, name=name, progress=progress, threads=threads)
     except _RENAMED as exc:
         if type(exc) not in _RENAMED:
             raise
         raise _renamed(exc, key) from None
 
 
-def _evaluate(
-    path: str | os.PathLike[str],
+def evaluate_options(
+    options: EventsOptions,
     *,
-    key: str,
-    user: str,
-    item: str,
-    name: str,
-    count: str | None,
-    attributes: Sequence[str],
-    prior: str | Mapping[str, Any],
-    items: Sequence[Any] | None,
-    top_items: int | None,
-    rank_items_by: str | None,
-    activity_by: str | None,
-    min_user_count: float,
-    activity_scope: str,
-    min_users: int,
-    exclude_users: Sequence[Any],
-    on_null: str,
-    on_bad_rows: str,
-    epsilons: Sequence[float],
-    methods: Sequence[str],
-    progress: bool,
-    threads: int | None,
+    name: str = "events",
+    progress: bool = False,
+    threads: int | None = None,
 ) -> EventsEvaluation:
-    """:func:`evaluate_events` after its arguments are checked."""
-    attributes = list(attributes)
-    if isinstance(prior, Mapping):
-        prior = {
-            **{"user": user, "item": item, "count": count, "attributes": attributes},
-            **dict(prior),
-        }
-    kind = prior if isinstance(prior, str) else "table"
+    """:func:`evaluate_events` of options already built (and checked): per attribute the
+    histogram job's :func:`build_event_histograms` and the metrics job's
+    :func:`evaluate_attribute`, then the combine job's tables."""
+    key = options.key
+    kind = options.prior_kind
     histograms, subcategories, per_user, audit = [], [], [], []
-    for attribute in attributes or [ALL]:
+    for attribute in options.attributes or (ALL,):
         with phase(log, f"{key}: attribute {attribute!r}"):
             built = build_event_histograms(
-                path,
-                key=key,
-                user=user,
-                item=item,
-                count=count,
-                attributes=[attribute] if attributes else [],
-                prior=_attribute_prior(prior, attributes, attribute),
-                items=items,
-                top_items=top_items,
-                rank_items_by=rank_items_by,
-                activity_by=activity_by,
-                min_user_count=min_user_count,
-                activity_scope=activity_scope,
-                min_users=min_users,
-                exclude_users=exclude_users,
-                on_null=on_null,
-                on_bad_rows=on_bad_rows,
+                options.for_attribute(attribute if options.attributes else None)
             )
             result = evaluate_attribute(
                 built.histograms,
@@ -320,8 +202,8 @@ def _evaluate(
                 name=name,
                 attribute=attribute,
                 prior=kind,
-                epsilons=epsilons,
-                methods=methods,
+                epsilons=options.epsilons,
+                methods=options.methods,
                 progress=progress,
                 threads=threads,
             )

@@ -44,14 +44,14 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import polars as pl
 
 from ldpsample.events.item_tops import item_tops
 from ldpsample.events.kept_histograms import histogram_rows, kept_histograms
+from ldpsample.events.options import EventsOptions
 from ldpsample.events.prepared import _prepare
 from ldpsample.events.prepared import domain_frame as domain_frame
 from ldpsample.events.prior_tables import public_prior_masses, public_priors, spec_priors
@@ -61,7 +61,6 @@ from ldpsample.events.subcategories import log_empty_result, subcategory_table
 from ldpsample.events.table import EventsTableError, polars_reason, scan_events
 from ldpsample.events.table_checks import (
     _check_listed,
-    _check_options,
     _exact_sums,
     _log_outside,
     raise_on_checks,
@@ -98,35 +97,21 @@ class EventHistograms:
 
 
 def build_event_histograms(
-    path: Any,
+    options: EventsOptions,
     *,
-    key: str,
-    user: str,
-    item: str,
-    count: str | None = None,
-    attributes: Sequence[str] = (),
-    prior: str | Mapping[str, Any] = "user_mean",
-    items: Sequence[Any] | None = None,
-    top_items: int | None = 100,
-    rank_items_by: str | None = None,
-    activity_by: str | None = None,
-    min_user_count: float = 20,
-    activity_scope: str = "top_items",
-    min_users: int = 100,
-    exclude_users: Sequence[Any] = (),
-    on_null: str = "drop",
-    on_bad_rows: str = "error",
     domain: pl.DataFrame | None = None,
     engine: str = "streaming",
 ) -> EventHistograms:
     """Kept users' histograms per (attribute, subcategory), the subcategory table and (for a
     public prior table) the prior masses, from one scan of the events table.
 
-    Parameters mirror the ``events.<name>`` config keys (``key`` is ``events.<name>``, used in
-    messages). ``path`` is one file, a folder, a glob or a hive-partitioned dataset
-    (:mod:`ldpsample.events.files`; its files' rows in order), or its
-    :class:`~ldpsample.events.files.TableFiles`. ``attributes=()`` makes the whole table one
-    subcategory ``"all"`` of attribute ``"all"``.
+    ``options`` are the ``events.<name>`` config keys
+    (:class:`~ldpsample.events.options.EventsOptions`, with the schema's defaults: so
+    ``EventsOptions(path=..., user=..., item=...)`` gives what a config entry ``{path, user,
+    item}`` gives; ``top_items="auto"`` is 100). ``options.path`` is one file, a folder, a glob
+    or a hive-partitioned dataset (:mod:`ldpsample.events.files`; its files' rows in order), or
+    its :class:`~ldpsample.events.files.TableFiles`. ``attributes=()`` makes the whole table
+    one subcategory ``"all"`` of attribute ``"all"``.
 
     ``domain`` (a release's public spec: ``attribute, subcategory, item, q`` rows, e.g. its
     ``domain.csv``) replaces every data-derived choice of items and prior: each subcategory's
@@ -146,22 +131,11 @@ def build_event_histograms(
         ``on_bad_rows="skip"``), null ids with ``on_null="error"``, a public prior that lacks a
         kept subcategory.
     """
-    _check_options(key, activity_scope, on_null, on_bad_rows)
-    prepared = _prepare(
-        path,
-        key=key,
-        user=user,
-        item=item,
-        count=count,
-        attributes=attributes,
-        items=items,
-        rank_items_by=rank_items_by,
-        activity_by=activity_by,
-        exclude_users=exclude_users,
-        domain=domain,
-        on_bad_rows=on_bad_rows,
-    )
-    attributes = list(attributes)
+    prepared = _prepare(options, domain=domain)
+    path, key, user, item = options.path, options.key, options.user, options.item
+    attributes, prior, items = list(options.attributes), options.prior, options.items
+    activity_scope, min_user_count = options.activity_scope, options.min_user_count
+    on_null, on_bad_rows = options.on_null, options.on_bad_rows
     base, names, numeric, sums = prepared.base, prepared.names, prepared.numeric, prepared.sums
     domain = prepared.domain
 
@@ -232,7 +206,7 @@ def build_event_histograms(
     masses_all = collect(public, what="the public prior table") if public else []
 
     def tops_of(ranked: pl.DataFrame, name: str) -> pl.DataFrame:
-        return item_tops(ranked, name, top_items=top_items, domain=domain)
+        return item_tops(ranked, name, top_items=options.evaluation_top_items, domain=domain)
 
     rows_list: list[pl.DataFrame] = []
     hists: list[pl.DataFrame] = []
@@ -346,7 +320,7 @@ def build_event_histograms(
             per_sub,
             key=key,
             domain=domain,
-            min_users=min_users,
+            min_users=options.min_users,
             min_user_count=min_user_count,
             checks=checks,
         )
@@ -379,21 +353,19 @@ def build_event_histograms(
     return EventHistograms(histograms, priors, subcategories, stats)
 
 
-def event_users(
-    path: PathLike,
-    *,
-    key: str,
-    user: str,
-    exclude_users: Sequence[Any] = (),
-    on_null: str = "drop",
-    on_bad_rows: str = "error",
-) -> pl.Series:
+def event_users(options: EventsOptions) -> pl.Series:
     """Every user of an events table (the roster of a release), sorted: one lazy scan of the
     user column, nulls dropped (or an error with ``on_null="error"``) and ``exclude_users``
     removed, as :func:`build_event_histograms` does (a CSV's faulty records stop it or are
     left out, ``on_bad_rows``)."""
+    path, key, user = options.path, options.key, options.user
+    on_null, exclude_users = options.on_null, options.exclude_users
     lf = scan_events(
-        path, [(user, f"{key}.user")], key=f"{key}.path", strings=[user], on_bad_rows=on_bad_rows
+        path,
+        [(user, f"{key}.user")],
+        key=f"{key}.path",
+        strings=[user],
+        on_bad_rows=options.on_bad_rows,
     )
     try:
         users, nulls = pl.collect_all(

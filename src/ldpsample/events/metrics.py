@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,12 +29,13 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from ldpsample._threads import check_threads
+from ldpsample._threads import thread_count
 from ldpsample._validation import check_distributions
 from ldpsample.audit import randomized_response_realized_epsilon
 from ldpsample.baselines import linear_minimax, randomized_response_divergences_sparse
 from ldpsample.divergences import kl_divergence, tv_distance
 from ldpsample.events import release as _release
+from ldpsample.events.options import Method, PriorKind
 from ldpsample.events.priors import (
     DENSE_ITEMS,
     UserMeanFold,
@@ -188,9 +188,9 @@ def evaluate_attribute(
     *,
     name: str,
     attribute: str,
-    prior: str,
+    prior: PriorKind | str,
     epsilons: Sequence[float],
-    methods: Sequence[str],
+    methods: Sequence[Method | str],
     chunk_users: int = 4096,
     progress: bool = False,
     kernel: Callable[..., object] | None = None,
@@ -212,8 +212,9 @@ def evaluate_attribute(
         them, in its order: the map/reduce steps' priors, :mod:`ldpsample.events.buckets`,
         computed over every bucket's users; ``histograms`` may then hold some of the users).
     threads
-        Users are split into chunks computed side by side on this many threads (None: one per
-        core, at most 8; a Snakemake job passes its ``threads``). No value depends on it: each
+        Users are split into chunks computed side by side on this many threads (None:
+        :func:`ldpsample._threads.thread_count`'s default; a Snakemake job passes its
+        ``threads``). No value depends on it: each
         user's numbers depend on its own row only (``apply_minimax`` tiles rows alike whatever
         the chunk, the mollifiers and divergences work row by row, randomized response is the
         elementwise closed form :func:`ldpsample.baselines.linear_minimax`).
@@ -232,10 +233,11 @@ def evaluate_attribute(
     PrivacyAuditError
         If a kernel's realised ε exceeds its ε (before anything is returned).
     """
-    methods = _ordered(methods)
+    prior = PriorKind(prior)
+    methods = _ordered([Method(m) for m in methods])
     eps_list = sorted(float(e) for e in epsilons)
     make_kernel = kernel or _release.minimax_release_kernel
-    workers = check_threads(threads) or min(os.cpu_count() or 1, 8)
+    workers = thread_count(threads)
     same = histograms["attribute"] == attribute
     rows = histograms if same.all() else histograms.filter(same)
     schema = per_user_schema(methods)
@@ -249,8 +251,7 @@ def evaluate_attribute(
     # Enough subcategories: each thread takes whole ones (building a matrix is half the work);
     # else each subcategory's chunks of users run side by side.
     by_subcategory = pool is not None and len(subcategories) >= 2 * workers
-    evaluate = functools.partial(
-        _evaluate_subcategory,
+    evaluate = _Attribute(
         parts=parts,
         priors=priors,
         name=name,
@@ -288,25 +289,44 @@ def evaluate_attribute(
     )
 
 
+@dataclass(frozen=True)
+class _Attribute:
+    """One attribute's evaluation (:func:`evaluate_attribute`): its subcategories' rows, priors
+    and settings; calling it on a subcategory evaluates that one (chunks of users on ``pool``
+    if given)."""
+
+    parts: dict[tuple[str], pl.DataFrame]
+    priors: pl.DataFrame | None
+    name: str
+    attribute: str
+    prior: PriorKind
+    eps_list: list[float]
+    methods: list[str]
+    schema: dict[str, pl.DataType]
+    make_kernel: Callable[..., object]
+    chunk_users: int
+    workers: int
+    pool: ThreadPoolExecutor | None
+    progress: bool = False
+
+    def __call__(self, subcategory: str) -> tuple[list[pl.DataFrame], list[tuple]]:
+        """The subcategory's per-user frame of every ε (in order) and its audit rows."""
+        return _evaluate_subcategory(self, subcategory)
+
+
 def _evaluate_subcategory(
-    subcategory: str,
-    *,
-    parts: dict[tuple[str], pl.DataFrame],
-    priors: pl.DataFrame | None,
-    name: str,
-    attribute: str,
-    prior: str,
-    eps_list: list[float],
-    methods: list[str],
-    schema: dict[str, pl.DataType],
-    make_kernel: Callable[..., object],
-    chunk_users: int,
-    workers: int,
-    pool: ThreadPoolExecutor | None,
-    progress: bool = False,
+    job: _Attribute, subcategory: str
 ) -> tuple[list[pl.DataFrame], list[tuple]]:
-    """One subcategory of :func:`evaluate_attribute`: its per-user frame of every ε (in order)
-    and its audit rows; chunks of users on ``pool`` if given."""
+    """One subcategory of :func:`evaluate_attribute` (see :class:`_Attribute`)."""
+    parts, priors, name, attribute, prior = (
+        job.parts,
+        job.priors,
+        job.name,
+        job.attribute,
+        job.prior,
+    )
+    eps_list, methods, schema, make_kernel = job.eps_list, job.methods, job.schema, job.make_kernel
+    chunk_users, workers, pool, progress = job.chunk_users, job.workers, job.pool, job.progress
     table = None
     if prior in TABLE_PRIORS:
         table = priors.filter(

@@ -9,12 +9,11 @@ no Snakemake.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import polars as pl
 
+from ldpsample.events.options import EventsOptions, OnBadRows
 from ldpsample.events.schemas import ALL
 from ldpsample.events.table import scan_events
 from ldpsample.events.table_checks import _check_numbers, _number, skip_bad_weights
@@ -44,22 +43,14 @@ class _Prepared:
     domain: pl.DataFrame | None
 
 
-def _prepare(
-    source: Any,
-    *,
-    key: str,
-    user: str,
-    item: str,
-    count: str | None,
-    attributes: Sequence[str],
-    items: Sequence[Any] | None,
-    rank_items_by: str | None,
-    activity_by: str | None,
-    exclude_users: Sequence[Any],
-    domain: pl.DataFrame | None,
-    on_bad_rows: str = "error",
-) -> _Prepared:
-    attributes = list(attributes)
+def _prepare(options: EventsOptions, *, domain: pl.DataFrame | None) -> _Prepared:
+    """The table of ``options`` read lazily and filtered (``domain``: a release spec's rows,
+    whose items replace ``options.items``)."""
+    source, key, user, item = options.path, options.key, options.user, options.item
+    count, rank_items_by, activity_by = options.count, options.rank_items_by, options.activity_by
+    attributes, items = list(options.attributes), options.items
+    exclude_users = options.exclude_users
+    on_bad_rows = options.on_bad_rows
     numeric = {
         c: k
         for c, k in (
@@ -85,7 +76,7 @@ def _prepare(
         domain = domain_frame(domain)
     # The rows used: ids present, then the spec's, the listed items and the excluded users.
     keep = pl.col(user).is_not_null() & pl.col(item).is_not_null()
-    if on_bad_rows == "skip":  # with "error", a bad weight stops the job after the checks
+    if on_bad_rows == OnBadRows.SKIP:  # with "error", a bad weight stops the job after the checks
         keep &= skip_bad_weights(list(numeric))
     in_spec = None if domain is None else pl.col(item).is_in(domain["item"].unique().implode())
     if in_spec is not None:

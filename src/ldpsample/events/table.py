@@ -27,6 +27,7 @@ import polars as pl
 
 from ldpsample.events.csv_lines import csv_faults
 from ldpsample.events.files import TableFiles, list_table_files
+from ldpsample.events.options import OnBadRows
 from ldpsample.pipeline.progress import phase
 
 __all__ = [
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 #: What ``on_bad_rows`` may be: a faulty row stops the job, or is skipped and counted.
-BAD_ROWS = ("error", "skip")
+BAD_ROWS = tuple(OnBadRows)
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +113,7 @@ def scan_events(
     strings: Sequence[str] = (),
     text: Sequence[str] = (),
     numbers: Sequence[str] = (),
-    on_bad_rows: str = "error",
+    on_bad_rows: OnBadRows | str = OnBadRows.ERROR,
     check_lines: bool = True,
 ) -> pl.LazyFrame:
     """A lazy frame of the named columns of a table, checked for presence and, in a CSV, for

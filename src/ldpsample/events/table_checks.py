@@ -21,7 +21,8 @@ from typing import Any
 import polars as pl
 
 from ldpsample.events.files import table_format
-from ldpsample.events.table import BAD_ROWS, EventsTableError, locate_row
+from ldpsample.events.options import OnBadRows
+from ldpsample.events.table import EventsTableError, locate_row
 
 __all__ = ["raise_on_checks", "skip_bad_weights"]
 
@@ -109,7 +110,7 @@ def raise_on_checks(
     raw: pl.LazyFrame,
     whole_table: bool = True,
     attributes: Sequence[str] = (),
-    on_bad_rows: str = "error",
+    on_bad_rows: OnBadRows | str = OnBadRows.ERROR,
 ) -> None:
     """Raise :class:`~ldpsample.events.table.EventsTableError` for what :func:`_check_numbers`
     found, naming the file, the data row in it and the value of the first fault; with
@@ -201,17 +202,6 @@ def _first(raw: pl.LazyFrame, fault: pl.Expr) -> tuple[int, dict[str, Any]]:
     found = raw.with_row_index("row").filter(fault).head(1).collect(engine="streaming")
     values = found.drop("row").cast(pl.String).row(0, named=True)
     return int(found["row"][0]), values
-
-
-def _check_options(key: str, activity_scope: str, on_null: str, on_bad_rows: str = "error") -> None:
-    if activity_scope not in ("top_items", "global"):
-        raise ValueError(
-            f"config key {key}.activity_scope: {activity_scope!r} is not top_items or global"
-        )
-    if on_null not in ("drop", "error"):
-        raise ValueError(f"config key {key}.on_null: {on_null!r} is not drop or error")
-    if on_bad_rows not in BAD_ROWS:
-        raise ValueError(f"config key {key}.on_bad_rows: {on_bad_rows!r} is not error or skip")
 
 
 def _check_listed(listed: list[str] | None, found: pl.DataFrame, *, key: str, item: str, path: Any):
