@@ -163,54 +163,30 @@ rule events_combine:
         ),
         code=get_script_sources("events_combine.py"),
     output:
-        subcategories=report(
-            f"{EVENTS_RESULTS}/{{name}}/subcategories.csv",
-            caption="../report/events_subcategories.rst",
-            category="Events",
-            subcategory="{name}",
-            labels={"dataset": "{name}", "table": "subcategories kept and skipped"},
+        subcategories=get_events_report(
+            "subcategories.csv",
+            "events_subcategories.rst",
+            "subcategories kept and skipped",
         ),
         per_user=f"{EVENTS_RESULTS}/{{name}}/per_user.parquet",
-        max_tv=report(
-            f"{EVENTS_RESULTS}/{{name}}/max_tv.csv",
-            caption="../report/events_max_tv.rst",
-            category="Events",
-            subcategory="{name}",
-            labels={"dataset": "{name}", "table": "max TV per subcategory and ε"},
+        max_tv=get_events_report(
+            "max_tv.csv", "events_max_tv.rst", "max TV per subcategory and ε"
         ),
-        max_kl=report(
-            f"{EVENTS_RESULTS}/{{name}}/max_kl.csv",
-            caption="../report/events_max_kl.rst",
-            category="Events",
-            subcategory="{name}",
-            labels={"dataset": "{name}", "table": "max KL per subcategory and ε"},
+        max_kl=get_events_report(
+            "max_kl.csv", "events_max_kl.rst", "max KL per subcategory and ε"
         ),
-        summary=report(
-            f"{EVENTS_RESULTS}/{{name}}/summary.csv",
-            caption="../report/events_summary.rst",
-            category="Events",
-            subcategory="{name}",
-            labels={
-                "dataset": "{name}",
-                "table": "which method at which ε: wins, margins, reasons",
-            },
+        summary=get_events_report(
+            "summary.csv",
+            "events_summary.rst",
+            "which method at which ε: wins, margins, reasons",
         ),
-        tradeoff=report(
-            f"{EVENTS_RESULTS}/{{name}}/tradeoff.csv",
-            caption="../report/events_tradeoff_table.rst",
-            category="Events",
-            subcategory="{name}",
-            labels={
-                "dataset": "{name}",
-                "table": "worst case and median against ε, per attribute",
-            },
+        tradeoff=get_events_report(
+            "tradeoff.csv",
+            "events_tradeoff_table.rst",
+            "worst case and median against ε, per attribute",
         ),
-        audit=report(
-            f"{EVENTS_RESULTS}/{{name}}/audit.csv",
-            caption="../report/events_audit.rst",
-            category="Events",
-            subcategory="{name}",
-            labels={"dataset": "{name}", "table": "realised ε of every kernel used"},
+        audit=get_events_report(
+            "audit.csv", "events_audit.rst", "realised ε of every kernel used"
         ),
     log:
         "logs/events_combine/{name}.log",

@@ -30,6 +30,18 @@ def get_events_options(name):
     )
 
 
+def get_events_report(table, caption, what):
+    """A table of results/events/<name>/ as a report entry (category Events, subcategory and
+    label the dataset; caption ../report/<caption>, relative to the rule files)."""
+    return report(
+        f"{EVENTS_RESULTS}/{{name}}/{table}",
+        caption=f"../report/{caption}",
+        category="Events",
+        subcategory="{name}",
+        labels={"dataset": "{name}", "table": what},
+    )
+
+
 def get_events_datasets():
     """Names of the enabled events datasets, sorted."""
     entries = config.get("events") or {}

@@ -3,7 +3,8 @@ mechanisms of :mod:`ldpsample` — histograms per attribute subcategory, utility
 and the audit of every kernel used (evaluation; publishing a release is
 :mod:`ldpsample.publish`).
 
-Modules: :mod:`~ldpsample.events.files` and :mod:`~ldpsample.events.table` (which files a
+Modules: :mod:`~ldpsample.events.options` (an entry's keys as one object, the schema's
+defaults), :mod:`~ldpsample.events.files` and :mod:`~ldpsample.events.table` (which files a
 table is; reading and checking it), :mod:`~ldpsample.events.histograms` (subcategories, kept
 users, items, public priors, in one job; its steps are ``table_checks``, ``prepared``,
 ``item_tops``, ``kept_histograms``, ``subcategories`` and ``prior_tables``),
@@ -18,7 +19,7 @@ users, items, public priors, in one job; its steps are ``table_checks``, ``prepa
 tables); its figure is :mod:`ldpsample.figures.events`.
 
 Uses: ldpsample._lazy (each name of the export table is imported from its module on first
-use: evaluation, histograms, metrics, release, schemas, table); no Snakemake.
+use: evaluation, histograms, metrics, options, release, schemas, table); no Snakemake.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "METHODS": "ldpsample.events.schemas",
     "EventHistograms": "ldpsample.events.histograms",
     "EventsEvaluation": "ldpsample.events.evaluation",
+    "EventsOptions": "ldpsample.events.options",
     "EventsTableError": "ldpsample.events.table",
     "PrivacyAuditError": "ldpsample.events.release",
     "build_event_histograms": "ldpsample.events.histograms",
@@ -45,6 +47,7 @@ __all__ = [
     "METHODS",
     "EventHistograms",
     "EventsEvaluation",
+    "EventsOptions",
     "EventsTableError",
     "PrivacyAuditError",
     "build_event_histograms",
@@ -60,6 +63,7 @@ if TYPE_CHECKING:  # static analysers see the eager imports
     from ldpsample.events.evaluation import EventsEvaluation, evaluate_events
     from ldpsample.events.histograms import EventHistograms, build_event_histograms
     from ldpsample.events.metrics import evaluate_attribute
+    from ldpsample.events.options import EventsOptions
     from ldpsample.events.release import PrivacyAuditError
     from ldpsample.events.schemas import METHODS
     from ldpsample.events.table import EventsTableError

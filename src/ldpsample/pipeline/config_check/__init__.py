@@ -56,7 +56,6 @@ from .names import (
     epsilon_folder_name,
 )
 from .release import (
-    AUTO_TOP_ITEMS,
     DEFAULT_LEDGER,
     RELEASE_KEYS,
     check_events_release,
@@ -67,7 +66,6 @@ from .schema import apply_events_defaults, check_config, events_defaults
 from .yaml_numbers import INT64_MAX, check_finite, convert_exponent_numbers
 
 __all__ = [
-    "AUTO_TOP_ITEMS",
     "AVAZU_VARIANT_KEYS",
     "DEFAULT_LEDGER",
     "EPSILON_FOLDER_PATTERN",

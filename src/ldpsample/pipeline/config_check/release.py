@@ -3,7 +3,8 @@
 :func:`events_release_problems`: with ``release: true`` every input of the mechanism other
 than the users' data is public (docs/publishing.md); with ``release: false`` the publication
 keys (:data:`RELEASE_KEYS`) keep their defaults. Also the ledger's default file
-(:func:`events_ledger`) and what ``top_items: auto`` means (:data:`AUTO_TOP_ITEMS`).
+(:func:`events_ledger`); what ``top_items: auto`` means is
+:data:`ldpsample.events.options.AUTO_TOP_ITEMS`.
 
 Uses: :mod:`.errors` only (standard library).
 """
@@ -26,8 +27,6 @@ RELEASE_KEYS: dict[str, Any] = {
     "budget": None,
     "population": None,
 }
-#: What ``top_items: auto`` means in an evaluation (a release's auto keeps the public domain).
-AUTO_TOP_ITEMS = 100
 #: Where the ledger of events.<name> lives when events.<name>.ledger is null: the project's one
 #: ledger, whatever the entry's name (spend follows the users across renames and entries).
 DEFAULT_LEDGER = "privacy/ledger.sqlite"
