@@ -193,9 +193,7 @@ def evaluate_options(
     histograms, subcategories, per_user, audit = [], [], [], []
     for attribute in options.attributes or (ALL,):
         with phase(log, f"{key}: attribute {attribute!r}"):
-            built = build_event_histograms(
-                options.for_attribute(attribute if options.attributes else None)
-            )
+            built = build_event_histograms(options.for_attribute(attribute))
             result = evaluate_attribute(
                 built.histograms,
                 built.priors,
