@@ -234,14 +234,6 @@ def get_events_gate(wildcards):
     }
 
 
-def get_events_evaluation_top_items(name):
-    """top_items of an evaluation: none for a release (its domain is the spec's), else
-    EventsOptions.evaluation_top_items (auto's 100, or the configured value)."""
-    if is_events_release(name):
-        return None
-    return get_events_options(name).evaluation_top_items
-
-
 def get_events_spec_params(name):
     """Every events.<name> value the spec uses: public inputs only (ldpsample.publish.build_spec)."""
     entry = get_events_config(name)
