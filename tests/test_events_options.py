@@ -19,6 +19,7 @@ import yaml
 from _workflow import ROOT, copy_workflow, planned_jobs, snakemake
 
 from ldpsample.events import build_event_histograms, evaluate_events
+from ldpsample.events.buckets import histograms_in_buckets
 from ldpsample.events.options import (
     HISTOGRAM_FIELDS,
     METRICS_FIELDS,
@@ -190,6 +191,36 @@ def _minimal_table(path: Path) -> None:
             "item_id": [f"i{k}" for k in rng.zipf(1.6, rows) % 12],
         }
     ).write_parquet(path)
+
+
+def test_buckets_and_one_job_with_only_required_options_agree(tmp_path):
+    """The map/reduce steps read the same defaults as the one job: with only path, user and
+    item given (top_items auto = 100, prior pooled, every user kept), the same histograms,
+    subcategories and priors."""
+    _minimal_table(tmp_path / "one.parquet")
+    frame = pl.read_parquet(tmp_path / "one.parquet")
+    (tmp_path / "parts").mkdir()
+    for part in range(3):
+        frame[part::3].write_parquet(tmp_path / f"parts/p{part}.parquet")
+    one = build_event_histograms(
+        EventsOptions(path=tmp_path / "one.parquet", user="user_id", item="item_id")
+    )
+    got = histograms_in_buckets(
+        tmp_path / "parts",
+        buckets=3,
+        workdir=tmp_path / "w",
+        options={"user": "user_id", "item": "item_id"},
+    )
+    histograms = pl.concat([pl.read_parquet(h) for h in got.histograms])
+    assert histograms.sort("attribute", "subcategory", "user", "item").equals(one.histograms)
+    assert got.subcategories.equals(one.subcategories)
+    pooled = (
+        one.histograms.group_by("subcategory", "item")
+        .agg(pl.col("count").sum())
+        .sort("subcategory", "item")
+    )
+    assert got.priors["item"].to_list() == pooled["item"].to_list()
+    assert np.allclose(got.priors["q"], pooled["count"] / pooled["count"].sum(), rtol=1e-15)
 
 
 @pytest.mark.workflow

@@ -115,17 +115,19 @@ def histograms_in_buckets(
     *,
     buckets: int,
     workdir: PathLike,
-    prior: str | Mapping[str, Any] = "pooled",
+    prior: str | Mapping[str, Any] | None = None,
     options: Mapping[str, Any],
 ) -> BucketedHistograms:
     """Every map/reduce step of the histograms, one after the other in this process (what the
     workflow's jobs run side by side), with their files under ``workdir``: for tests, and to see the
     steps from Python. ``options`` are :func:`~ldpsample.events.histograms.build_event_histograms`'
     keywords (with ``top_items``, ``min_users``, ``activity_scope``, ...); ``prior`` as
-    :func:`~ldpsample.events.bucket_priors.attribute_priors`."""
+    :func:`~ldpsample.events.bucket_priors.attribute_priors` (None: the options' prior)."""
     work = os.fspath(workdir)
     os.makedirs(work, exist_ok=True)
     opts = _options(options)
+    if prior is None:
+        prior = opts.prior
     key = opts.key
     files = table_files(path, key=f"{key}.path")
     boundaries = bucket_boundaries(files, key=key, user=opts.user, buckets=buckets)
