@@ -193,7 +193,6 @@ def evaluate_attribute(
     methods: Sequence[str],
     chunk_users: int = 4096,
     progress: bool = False,
-    kernel: Callable[..., object] | None = None,
     threads: int | None = None,
 ) -> AttributeResult:
     """Per-user divergences and kernel audit of one attribute, all ε.
@@ -234,7 +233,7 @@ def evaluate_attribute(
     """
     methods = _ordered(methods)
     eps_list = sorted(float(e) for e in epsilons)
-    make_kernel = kernel or _release.minimax_release_kernel
+    make_kernel = _release.minimax_release_kernel
     workers = check_threads(threads) or min(os.cpu_count() or 1, 8)
     same = histograms["attribute"] == attribute
     rows = histograms if same.all() else histograms.filter(same)
