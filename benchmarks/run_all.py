@@ -1,6 +1,6 @@
 """One entry point for every performance figure of the project, measured side by side in one run.
 
-Each row of :data:`ORDER` runs in a fresh Python process (``run_all.py --child <row>``), which
+Each row of ``rows.ORDER`` runs in a fresh Python process (``run_all.py --child <row>``), which
 times the row's subject and its references in that one process (best of ``--repeats``) and
 prints the results as JSON. A second fresh process runs the subject alone once, and its peak
 resident memory is read from the kernel (``os.wait4`` returns the child's own ``ru_maxrss``):

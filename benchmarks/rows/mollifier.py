@@ -9,8 +9,8 @@
   TV the closed-form value alone (:func:`mollifier_tv_value`). Each note gives the largest
   difference of the divergence ``D(p || p_hat)`` from the closed form's on the users timed.
 
-With ``--baseline``, both add the revision's mollifier (``mollifier.py``, a package
-``mollifier/`` since issue 24).
+With ``--baseline``, both add the revision's mollifier (the module ``mollifier.py`` or the
+package ``mollifier/``, whichever the revision has).
 
 Imports numpy, :mod:`runner` and :mod:`rows.inputs` at the top; ``ldpsample``, ``scipy`` and
 ``cvxpy`` inside each function, so that a row's processes load only what it uses
