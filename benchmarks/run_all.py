@@ -1,6 +1,6 @@
 """One entry point for every performance figure of the project, measured side by side in one run.
 
-Each row of :data:`ORDER` runs in a fresh Python process (``run_all.py --child <row>``), which
+Each row of ``rows.ORDER`` runs in a fresh Python process (``run_all.py --child <row>``), which
 times the row's subject and its references in that one process (best of ``--repeats``) and
 prints the results as JSON. A second fresh process runs the subject alone once, and its peak
 resident memory is read from the kernel (``os.wait4`` returns the child's own ``ru_maxrss``):
@@ -9,34 +9,29 @@ machine (nproc, CPU model, RAM) and the date.
 
 This file is the command line only. The rows are the modules of ``benchmarks/rows/`` (each
 module's docstring says what its rows time), registered in one table
-(:data:`runner.registry.ROWS`) when :func:`row_table` imports them; the records, timing and
-timed processes are in ``runner/measure.py``, the ``--baseline`` loader in
-``runner/baseline.py`` and the markdown in ``runner/report.py``. It imports the standard
-library and :mod:`runner` (``rows`` through :data:`ORDER`), never ``ldpsample``.
+(:data:`runner.registry.ROWS`) when :func:`row_table` imports them, and listed once, in the
+order they run, in ``rows.ORDER`` (``--list`` prints them); the records, timing and timed
+processes are in ``runner/measure.py``, the ``--baseline`` loader in ``runner/baseline.py`` and
+the markdown in ``runner/report.py``. It imports the standard library, :mod:`runner` and
+:mod:`rows`, never ``ldpsample``.
 
-Rows (``--only`` takes any of these names, several allowed), in the order of :data:`ORDER`:
-``apply-4000``, ``kl-brentq``, ``dense-2000``, ``dense-10000``, ``kernel-lp``, ``apply-1e6x100``,
-``audit-1e6``, ``sparse-1e6x1e5``, ``sparse-baselines-1e6x1e5``, ``mollifier-1e5x100``,
-``avazu``, ``wpm-exact``, ``avazu-stage``, ``events-scale-1e7``, ``events-scale-1e8``,
-``events-scale-4e8``, ``events-metrics-threads``, ``events-sparse-1e6x1e5``,
-``events-sparse-workflow``, ``estimate-1e6x1e5``, ``test-command`` (not run with
-``--quick``: it has no small size).
-
-``--baseline <git revision>`` adds "before" lines: the library's ``minimax.py`` and
-mollifier (``mollifier.py``, a package ``mollifier/`` since issue 24) as of that revision, timed
-in the same process on the same inputs.
-``--quick`` shrinks every size (for a smoke test; the ratios are then not the targets' sizes).
-To add a row, write a function ``row_<name>(quick) -> Row`` that returns
+``--only`` takes row names (several allowed); ``--quick`` shrinks every size (for a smoke test;
+the ratios are then not the targets' sizes) and leaves out ``rows.NOT_QUICK`` unless named;
+``--size NAME=N`` sets the size of a row that takes one (``--list`` names them with their
+default); ``--data`` is the folder of the real data copies the rows that read them use.
+``--baseline <git revision>`` adds "before" lines: the library's ``minimax.py`` and mollifier
+(``mollifier.py``, or the package ``mollifier/``) as of that revision, timed in the same process
+on the same inputs. To add a row, write a function ``row_<name>(quick) -> Row`` that returns
 :class:`runner.measure.Measure` entries in a module of ``benchmarks/rows/``, register it with
 ``@runner.registry.register(name, subject)`` (``subject`` is the callable the memory probe runs
-alone), and add ``(name, module)`` to :data:`ORDER`.
+alone; ``size=(full, quick)`` for a row ``--size`` sets) and add its name to ``rows.ORDER``.
 
 The table replaces the part of ``--output`` between the lines ``runner.report.BEGIN`` and
 ``runner.report.END`` (the whole file when it has no such part), so the hand-written notes below
 it are kept.
 
 Usage: ``.venv/bin/python benchmarks/run_all.py [--quick] [--only apply-4000 kl-brentq]
-[--repeats 5] [--output benchmarks/results.md]``.
+[--size avazu=10000000] [--repeats 5] [--output benchmarks/results.md] [--list]``.
 """
 
 from __future__ import annotations
@@ -46,58 +41,53 @@ import datetime as dt
 import importlib
 import json
 import os
+import pkgutil
 import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 
+import rows as row_modules
 from runner import measure
 from runner.measure import timed_run
-from runner.registry import RowSpec, in_order
+from runner.registry import DATA_ENV, SIZES, SIZES_ENV, RowSpec, in_order
 from runner.report import machine, ratio, read_table, report, updated_table, write_table
 
 HERE = Path(__file__).resolve().parent
 
-#: Every row, in the order the table runs and prints them, with its module in ``rows/``.
-ORDER: tuple[tuple[str, str], ...] = (
-    ("apply-4000", "kernels"),
-    ("kl-brentq", "mollifier"),
-    ("dense-2000", "kernels"),
-    ("dense-10000", "kernels"),
-    ("kernel-lp", "kernel_lp"),
-    ("apply-1e6x100", "kernels"),
-    ("audit-1e6", "kernels"),
-    ("sparse-1e6x1e5", "sparse_catalogue"),
-    ("sparse-baselines-1e6x1e5", "sparse_baselines"),
-    ("mollifier-1e5x100", "mollifier"),
-    ("avazu", "avazu"),
-    ("wpm-exact", "wpm"),
-    ("avazu-stage", "avazu"),
-    ("events-scale-1e7", "events_scale"),
-    ("events-scale-1e8", "events_scale"),
-    ("events-scale-4e8", "events_scale"),
-    ("events-metrics-threads", "events_scale"),
-    ("events-sparse-1e6x1e5", "events_sparse"),
-    ("estimate-1e6x1e5", "estimate"),
-    ("events-sparse-workflow", "events_sparse"),
-    ("test-command", "test_command"),
-)
-#: Rows with no small size: left out of a ``--quick`` run unless named with ``--only``.
-NOT_QUICK = ("test-command",)
-
 
 def row_table() -> dict[str, RowSpec]:
-    """Import the row modules of :data:`ORDER` (each registers its rows) and return the
-    registry in that order; a row registered but not in :data:`ORDER`, or in another module
-    than :data:`ORDER` says, is an error."""
-    for module in dict.fromkeys(module for _, module in ORDER):
-        importlib.import_module(f"rows.{module}")
-    table = in_order(tuple(name for name, _ in ORDER))
-    for name, module in ORDER:
-        defined = table[name].measure.__module__
-        if defined != f"rows.{module}":
-            raise ValueError(f"row {name!r} is defined in {defined}, ORDER says rows.{module}")
-    return table
+    """Import every module of ``benchmarks/rows/`` (each registers its rows) and return the
+    registry in the order of ``rows.ORDER``, which must name every registered row once."""
+    for module in pkgutil.iter_modules(row_modules.__path__):
+        importlib.import_module(f"rows.{module.name}")
+    return in_order(row_modules.ORDER)
+
+
+def _sizes(pairs: list[str], parser: argparse.ArgumentParser) -> dict[str, int]:
+    """``--size NAME=N`` pairs as {name: N}; an unknown name or a bad N is a usage error."""
+    sizes = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        if name not in SIZES:
+            parser.error(f"--size {pair}: {name!r} takes no size; rows that do: {sorted(SIZES)}")
+        try:
+            sizes[name] = int(float(value))
+        except ValueError:
+            parser.error(f"--size {pair}: {value!r} is not a number")
+        if sizes[name] < 1:
+            parser.error(f"--size {pair}: the size must be at least 1")
+    return sizes
+
+
+def _listing(rows: dict[str, RowSpec]) -> str:
+    """One line per row, in order: its name, module and default size (full / --quick)."""
+    lines = []
+    for name, spec in rows.items():
+        size = f"  size {SIZES[name][0]:,} (--quick {SIZES[name][1]:,})" if name in SIZES else ""
+        quick = "  (not in --quick)" if name in row_modules.NOT_QUICK else ""
+        lines.append(f"{name:26} {spec.measure.__module__}{size}{quick}")
+    return "\n".join(lines)
 
 
 def _child(spec: RowSpec, quick: bool, memory: bool) -> None:
@@ -132,13 +122,20 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="replace only the rows run in --output's table; keep the others, marked by run",
     )
-    parser.add_argument("--avazu-rows", type=int, default=1_000_000)
     parser.add_argument(
-        "--avazu-stage-rows",
-        type=int,
-        default=40_428_967,
-        help="rows of the generated log of the avazu-stage row (default: the official size)",
+        "--size",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="the size of a row that takes one (rows, users); --list names them",
     )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        help="folder of the real data copies (ml-100k/ ...) of the rows that read them "
+        "(default: ../shared/data beside the project)",
+    )
+    parser.add_argument("--list", action="store_true", help="print the rows and exit")
     parser.add_argument(
         "--baseline",
         metavar="GIT_REV",
@@ -147,18 +144,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--memory", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    sizes = _sizes(args.size, parser)
+    if args.list:
+        print(_listing(rows))
+        return
     measure.REPEATS = args.repeats
-    os.environ["RUN_ALL_AVAZU_ROWS"] = str(args.avazu_rows)
-    os.environ["RUN_ALL_AVAZU_STAGE_ROWS"] = str(args.avazu_stage_rows)
+    if sizes:
+        os.environ[SIZES_ENV] = json.dumps(sizes)
+    if args.data:
+        os.environ[DATA_ENV] = str(args.data.resolve())
     if args.baseline:
         os.environ["RUN_ALL_BASELINE"] = args.baseline
     if args.child:
         _child(rows[args.child], args.quick, args.memory)
         return
-    names = args.only or [n for n in rows if not (args.quick and n in NOT_QUICK)]
+    names = args.only or [n for n in rows if not (args.quick and n in row_modules.NOT_QUICK)]
     if args.quick and not args.only:
-        left_out = ", ".join(NOT_QUICK)
-        print(f"[run_all] --quick leaves out {left_out} (no small size)", file=sys.stderr)
+        left_out = ", ".join(row_modules.NOT_QUICK)
+        print(f"[run_all] --quick leaves out {left_out} (name them with --only)", file=sys.stderr)
     started = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     host = machine()
     start = time.perf_counter()

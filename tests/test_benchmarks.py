@@ -135,3 +135,82 @@ def test_a_baseline_revision_loads_the_mollifier_package_as_it_was(tmp_path, mon
     prepare = old.relative_mollifier_kl.__globals__["_prepare"]
     assert prepare is loaded["baseline_mollifier.bounds"]._prepare
     assert prepare.__module__ == "baseline_mollifier.bounds"
+
+
+def test_run_all_is_the_one_benchmark_command_and_lists_every_row_once():
+    """No standalone benchmark script beside run_all.py; ``--list`` prints each row of the one
+    list (``rows.ORDER``) once, in its order, with its module, and the rows ``--size`` sets
+    with their default sizes."""
+    assert sorted(p.name for p in (ROOT / "benchmarks").glob("*.py")) == ["run_all.py"]
+    proc = _run_all("--list")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    names = [line.split()[0] for line in lines]
+    assert len(names) == len(set(names)) > 20
+    assert names[:3] == ["apply-4000", "kl-brentq", "dense-2000"] and names[-1] == "test-command"
+    listed = {line.split()[0]: line for line in lines}
+    assert listed["avazu"].split()[1:] == [
+        "rows.avazu",
+        "size",
+        "1,000,000",
+        "(--quick",
+        "200,000)",
+    ]
+    assert listed["avazu-stage"].split()[3] == "40,428,967"
+    assert listed["dense-sizes"].split()[1:] == ["rows.minimax_sizes"]
+    assert "(not in --quick)" in listed["wpm-small-epsilon"]
+    # the folded scripts' measurements are rows of it
+    assert {
+        "dense-sizes",
+        "apply-methods-1e6x100",
+        "wpm-solvers",
+        "wpm-base-measure",
+        "events-avazu",
+        "wpm-small-epsilon",
+        "wpm-small-epsilon-limit",
+    } <= set(names)
+
+
+def test_a_bad_size_is_a_usage_error_naming_it():
+    unknown = _run_all("--size", "dense-2000=5", "--list")
+    assert unknown.returncode == 2
+    assert "--size dense-2000=5: 'dense-2000' takes no size; rows that do: [" in unknown.stderr
+    bad = _run_all("--size", "avazu=many", "--list")
+    assert bad.returncode == 2 and "--size avazu=many: 'many' is not a number" in bad.stderr
+
+
+def test_a_size_reaches_the_row_in_its_own_process(monkeypatch):
+    """``--size NAME=N`` travels to the row's processes in one environment variable; without
+    it a row takes its registered full or quick size."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    try:
+        from runner import registry
+
+        monkeypatch.setitem(registry.SIZES, "a-row", (1000, 10))
+        monkeypatch.delenv(registry.SIZES_ENV, raising=False)
+        assert [registry.row_size("a-row", quick) for quick in (False, True)] == [1000, 10]
+        monkeypatch.setenv(registry.SIZES_ENV, '{"a-row": 77}')
+        assert [registry.row_size("a-row", quick) for quick in (False, True)] == [77, 77]
+    finally:  # the benchmarks' package names are not the tests'
+        for name in [m for m in sys.modules if m.split(".")[0] == "runner"]:
+            del sys.modules[name]
+
+
+def test_the_dense_sizes_row_times_the_closed_form_beside_the_recursion(tmp_path):
+    """A folded row from the command line: each size's closed form, then the recursion with its
+    ratio and its largest difference from the closed form (a rounding error)."""
+    output = tmp_path / "results.md"
+    proc = _run_all("--quick", "--only", "dense-sizes", "--output", str(output))
+    assert proc.returncode == 0, proc.stderr
+    text = output.read_text().splitlines()
+    lines = [line for line in text if line.startswith(("| **dense-sizes**", "|  |"))]
+    labels = [line.split(" | ")[1] for line in lines]
+    assert labels == [
+        "minimax_kernel (closed form), n = 100",
+        "paper's recursion, Algorithm 1, n = 100",
+        "minimax_kernel (closed form), n = 300",
+        "paper's recursion, Algorithm 1, n = 300",
+    ]
+    for line in lines[1::2]:
+        diff = float(re.search(r"max abs diff vs closed form: (\S+) \|", line).group(1))
+        assert diff < 1e-12 and "x faster" in line

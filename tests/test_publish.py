@@ -332,15 +332,28 @@ def test_the_release_distribution_is_pK_of_the_specs_prior_not_p(tmp_path):
     assert tv_distance(counts / 20_000, p) > 0.1 and counts[1] > 1000
 
 
-def test_a_broken_kernel_is_caught_before_anything_is_returned(tmp_path):
+def test_a_broken_kernel_is_caught_before_anything_is_returned(tmp_path, monkeypatch):
+    """The same spec and users pass with the release's kernel and fail, in the audit of
+    :func:`audit_spec` and of :func:`release_items` alike, once the kernel the release code
+    builds is replaced by one built for 3ε."""
+    from ldpsample.events import release as release_module
+    from ldpsample.publish.client import audit_spec
+
     spec = spec_of(public_table(tmp_path / "public.parquet"))
     hist = histograms([("u1", "country", "de", "a", 1.0)])
+    audit = audit_spec(spec)
+    assert audit.height == len(spec.subcategories) * len(spec.epsilons)
+    assert (audit["realized_epsilon"] <= audit["epsilon"] * (1 + 1e-9)).all()
+    assert release_items(spec, hist, uniforms=SeededUniforms(0)).released.height > 0
 
     def leaky(q, *, epsilon):
         return minimax_coefficients(q, epsilon=3 * epsilon)
 
+    monkeypatch.setattr(release_module, "minimax_release_kernel", leaky)
     with pytest.raises(PrivacyAuditError, match="exceeds the claimed epsilon"):
-        release_items(spec, hist, uniforms=SeededUniforms(0), kernel=leaky)
+        audit_spec(spec)
+    with pytest.raises(PrivacyAuditError, match="exceeds the claimed epsilon"):
+        release_items(spec, hist, uniforms=SeededUniforms(0))
 
 
 # ---- the privacy test ---------------------------------------------------------------------------

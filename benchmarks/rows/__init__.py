@@ -1,25 +1,53 @@
-"""The rows of ``benchmarks/run_all.py``, one module per subject; importing a module registers
-its rows in :data:`runner.registry.ROWS` (``@register(name, subject)``), and ``run_all.py``
-imports them all and runs them in its ``ORDER``.
+"""The rows of ``benchmarks/run_all.py``, one module per subject, and their one list,
+:data:`ORDER`. Importing a module registers its rows in :data:`runner.registry.ROWS`
+(``@register(name, subject)``); ``run_all.py`` imports every module of this package and runs
+the rows in the order of :data:`ORDER`, which must name each registered row once
+(``run_all.py --list`` prints them with their modules).
 
-* :mod:`rows.inputs`: the seeded users and priors the library rows share, and ε;
-* :mod:`rows.kernels`: ``apply-4000``, ``dense-2000``, ``dense-10000``, ``apply-1e6x100``,
-  ``audit-1e6``;
-* :mod:`rows.kernel_lp`: ``kernel-lp`` (the closed form against the LP, the AISTATS cost claim);
-* :mod:`rows.sparse_catalogue`: ``sparse-1e6x1e5`` (and the catalogue ``rows.events_sparse``
-  evaluates);
-* :mod:`rows.mollifier`: ``kl-brentq``, ``mollifier-1e5x100``;
-* :mod:`rows.avazu`: ``avazu``, ``avazu-stage``;
-* :mod:`rows.wpm`: ``wpm-exact``;
-* :mod:`rows.events_scale`: ``events-scale-1e7``, ``events-scale-1e8``, ``events-scale-4e8``,
-  ``events-metrics-threads``;
-* :mod:`rows.events_sparse`: ``events-sparse-1e6x1e5``;
-* :mod:`rows.test_command`: ``test-command``.
+Modules without rows hold what several rows share: :mod:`rows.inputs` (the seeded users and
+priors of the library rows, and ε), :mod:`rows.steps` (the Avazu-shaped steps, each in a
+process of its own) and :mod:`rows.scale_table` (the generated events table and its Snakemake
+run).
 
-A row module imports the standard library, numpy, :mod:`runner` and :mod:`rows.inputs` (or
-another row module's input builder) at its top. ``ldpsample``, ``polars``, ``cvxpy``, ``yaml``
-and the ``benchmarks/bench_*.py`` scripts are imported inside the row's functions, on purpose:
-every child process imports every row module to find its row, and the memory probe's peak
-(``ru_maxrss`` of a process running the subject alone) includes the imports, so a row must load
-only what its own subject uses, and ``--only X`` loads nothing of the other rows.
+A row module imports the standard library, numpy, :mod:`runner` and these shared modules (or
+another row module's input builder) at its top. ``ldpsample``, ``polars``, ``scipy``,
+``cvxpy`` and ``yaml`` are imported inside the row's functions, on purpose: every child process
+imports every row module to find its row, and the memory probe's peak (``ru_maxrss`` of a
+process running the subject alone) includes the imports, so a row must load only what its own
+subject uses, and ``--only X`` loads nothing of the other rows.
 """
+
+#: Every row, in the order the table runs and prints them.
+ORDER: tuple[str, ...] = (
+    "apply-4000",
+    "kl-brentq",
+    "dense-2000",
+    "dense-10000",
+    "dense-sizes",
+    "kernel-lp",
+    "apply-1e6x100",
+    "apply-methods-1e6x100",
+    "audit-1e6",
+    "sparse-1e6x1e5",
+    "sparse-baselines-1e6x1e5",
+    "mollifier-1e5x100",
+    "avazu",
+    "wpm-exact",
+    "wpm-solvers",
+    "wpm-base-measure",
+    "wpm-small-epsilon",
+    "wpm-small-epsilon-limit",
+    "avazu-stage",
+    "events-avazu",
+    "events-scale-1e7",
+    "events-scale-1e8",
+    "events-scale-4e8",
+    "events-metrics-threads",
+    "events-sparse-1e6x1e5",
+    "estimate-1e6x1e5",
+    "events-sparse-workflow",
+    "test-command",
+)
+#: Rows left out of a ``--quick`` run unless named with ``--only``: ``test-command`` has no
+#: small size, the ``wpm-small-epsilon`` rows read the real data copies (``--data``).
+NOT_QUICK = ("test-command", "wpm-small-epsilon", "wpm-small-epsilon-limit")

@@ -1,47 +1,50 @@
 """The Avazu rows, each step in processes of their own (measured from outside by ``wait4``):
 
-* ``avazu``: Avazu-shaped log (``--avazu-rows``, default 10^6; the README quotes 10^7 and the full
-  40.4M): gzip CSV -> parquet and the 9 attribute histograms, through ``bench_avazu.run`` (each
-  step in its own process; its own peak memory);
+* ``avazu``: Avazu-shaped log (``--size avazu=N``, default 10^6; the README quotes 10^7 and the
+  full 40.4M): gzip CSV -> parquet, the 9 attribute histograms and each attribute's metrics at
+  ε = 1, through :func:`rows.steps.run` (each step in its own process; its own peak memory);
 * ``avazu-stage``: the pipeline's Avazu stage through Snakemake (``snakemake --cores 2``) in a
   temporary copy of the project, on the generated log (``avazu.source: synthetic``,
-  ``--avazu-stage-rows``, default the official 40,428,967 rows): a first run generates and
+  ``--size avazu-stage=N``, default the official 40,428,967 rows): a first run generates and
   converts the log (reported, not the target), the timed run is the stage with the parquet
   present; peak memory is the largest process of that run (``ru_maxrss`` of the Snakemake
   process's waited-for descendants, from ``wait4``), and the note names each rule's largest
   job (its ``logs/benchmarks/`` files). Target < 60 s and < 2 GB per job on 2 cores.
 
-Imports the standard library and :mod:`runner` at the top; ``ldpsample``, ``yaml``,
-``bench_avazu`` and ``bench_scale`` inside each function, so that a row's processes load only
-what it uses (see :mod:`rows`).
+Imports the standard library, :mod:`runner` and :mod:`rows.steps` at the top; ``ldpsample``
+and ``yaml`` inside each function, so that a row's processes load only what it uses (see
+:mod:`rows`).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-from runner.measure import Measure, Row, benchmark_peaks, local_snakemake_env, timed_run
-from runner.registry import in_own_processes, register
+from runner.measure import (
+    Measure,
+    Row,
+    benchmark_peaks,
+    copy_project,
+    local_snakemake_env,
+    timed_run,
+)
+from runner.registry import in_own_processes, register, row_size
+
+from rows.steps import OFFICIAL_ROWS, run
+
+#: The ε of the ``avazu`` row's metrics steps.
+METRICS_EPSILON = 1.0
 
 
-def _avazu_rows(quick: bool) -> int:
-    return 200_000 if quick else int(os.environ.get("RUN_ALL_AVAZU_ROWS", 1_000_000))
-
-
-@register("avazu", in_own_processes)
+@register("avazu", in_own_processes, size=(1_000_000, 200_000))
 def row_avazu(quick: bool) -> Row:
-    from bench_avazu import run
-
     from ldpsample.datasets.avazu import AVAZU_ATTRIBUTES
 
-    rows = _avazu_rows(quick)
-    row = Row(
-        "avazu", f"Avazu-shaped log, {rows:,} rows (bench_avazu.py; each step its own process)"
-    )
+    rows = row_size("avazu", quick)
+    row = Row("avazu", f"Avazu-shaped log, {rows:,} rows (each step its own process)")
     work = Path(tempfile.mkdtemp(prefix="run_all_avazu_"))
     try:
         src, parquet = work / "train.gz", work / "train.parquet"
@@ -53,32 +56,52 @@ def row_avazu(quick: bool) -> Row:
         )
         t, peak, info = run("convert", src=str(src), parquet=str(parquet))
         row.measures.append(Measure("CSV.gz -> parquet", t, f"{info}; peak {peak:,.0f} MiB"))
-        total, worst = 0.0, 0.0
+        steps = {"histograms": [], "metrics": []}
         for attribute in AVAZU_ATTRIBUTES:
-            out = work / f"histograms-{attribute}.parquet"
-            t, peak, _ = run("histograms", parquet=str(parquet), attribute=attribute, out=str(out))
-            total += t
-            worst = max(worst, peak)
-        row.measures.append(
-            Measure(
-                f"{len(AVAZU_ATTRIBUTES)} attribute histograms", total, f"peak <= {worst:,.0f} MiB"
+            out = str(work / f"histograms-{attribute}.parquet")
+            steps["histograms"].append(
+                (
+                    attribute,
+                    *run(
+                        "histograms",
+                        parquet=str(parquet),
+                        attributes=[attribute],
+                        key="avazu",
+                        out=out,
+                    ),
+                )
             )
-        )
+            steps["metrics"].append(
+                (
+                    attribute,
+                    *run(
+                        "metrics", histograms=out, attribute=attribute, epsilons=[METRICS_EPSILON]
+                    ),
+                )
+            )
+        labels = {
+            "histograms": f"{len(AVAZU_ATTRIBUTES)} attribute histograms",
+            "metrics": f"{len(AVAZU_ATTRIBUTES)} attribute metrics (ε = {METRICS_EPSILON:g}, "
+            "minimax and mollifier_tv, release and audit)",
+        }
+        for kind, done in steps.items():
+            worst = max(peak for _, _, peak, _ in done)
+            each = "; ".join(f"{a} {t:,.1f} s ({info})" for a, t, _, info in done)
+            row.measures.append(
+                Measure(
+                    labels[kind], sum(t for _, t, _, _ in done), f"peak <= {worst:,.0f} MiB; {each}"
+                )
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return row
 
 
-def _avazu_stage_rows(quick: bool) -> int:
-    return 100_000 if quick else int(os.environ.get("RUN_ALL_AVAZU_STAGE_ROWS", 40_428_967))
-
-
-@register("avazu-stage", in_own_processes)
+@register("avazu-stage", in_own_processes, size=(OFFICIAL_ROWS, 100_000))
 def row_avazu_stage(quick: bool) -> Row:
     import yaml
-    from bench_scale import copy_project
 
-    rows = _avazu_stage_rows(quick)
+    rows = row_size("avazu-stage", quick)
     row = Row(
         "avazu-stage",
         f"Avazu stage through Snakemake, generated log of {rows:,} rows, parquet present, "

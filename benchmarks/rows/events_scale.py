@@ -1,8 +1,8 @@
-"""The events stage at scale (issue 22), on the generated table of ``bench_scale.py``:
+"""The events stage at scale, on the generated table of :mod:`rows.scale_table`:
 
 * ``events-scale-1e7``, ``events-scale-1e8``, ``events-scale-4e8``: the events stage through
   Snakemake (``--cores 2``, ``buckets: auto``) on the generated table at 10^7, 10^8 and
-  4 x 10^8 rows (``bench_scale.py``: N/50 users, 10^4 items with Zipf popularity, one
+  4 x 10^8 rows (N/50 users, 10^4 items with Zipf popularity, one
   attribute of 20 subcategories, zstd parquet files of 10^7 rows), ε 1 and 4, minimax and
   mollifier_tv: the whole stage and its histogram phase (target >= 0.9 M rows/s), each run's
   largest process (target < 4 GiB per job); the larger sizes run the 10^7-row table again for
@@ -10,9 +10,12 @@
 * ``events-metrics-threads``: :func:`ldpsample.events.evaluate_attribute` on one bucket of the
   10^8-row table with ``threads=2`` and ``threads=1`` (target >= 1.8x).
 
-Imports the standard library and :mod:`runner` at the top; ``ldpsample``, ``polars`` and
-``bench_scale`` inside each function, so that a row's processes load only what it uses (see
-:mod:`rows`).
+``--size events-scale-1e7=N`` runs the first row (and the others' linear-time reference) on a
+table of N rows.
+
+Imports the standard library, :mod:`runner` and :mod:`rows.scale_table` at the top;
+``ldpsample`` and ``polars`` inside each function, so that a row's processes load only what it
+uses (see :mod:`rows`).
 """
 
 from __future__ import annotations
@@ -23,16 +26,20 @@ import time
 from pathlib import Path
 
 from runner.measure import Measure, Row, best_time
-from runner.registry import in_own_processes, register
+from runner.registry import in_own_processes, register, row_size
+
+from rows import scale_table
 
 
 def _scale_rows(size: str, quick: bool) -> int:
-    rows = {"1e7": 10_000_000, "1e8": 100_000_000, "4e8": 400_000_000}[size]
+    if size == "1e7":
+        return row_size("events-scale-1e7", quick)
+    rows = {"1e8": 100_000_000, "4e8": 400_000_000}[size]
     return rows // 100 if quick else rows
 
 
 def _scale_note(run) -> str:
-    """A bench_scale run's layout, phases, rates, each rule's largest job and each rule's jobs
+    """A scale_table run's layout, phases, rates, each rule's largest job and each rule's jobs
     with their summed seconds (what a projection to more nodes divides)."""
     largest = ", ".join(f"{rule} {mb:,.0f}" for rule, mb in sorted(run.job_peaks_mb.items()))
     per_rule = ", ".join(
@@ -50,10 +57,9 @@ def _scale_note(run) -> str:
 
 
 def _scale_row(size: str, quick: bool) -> Row:
-    """The generated events table of issue 22 (bench_scale.py), partitioned, through Snakemake
+    """The generated events table (:mod:`rows.scale_table`), partitioned, through Snakemake
     on 2 cores with ``buckets: auto``; beside a larger size, the 10^7-row table again in the
     same process, for the ratio to linear time."""
-    import bench_scale
 
     rows = _scale_rows(size, quick)
     row = Row(
@@ -62,9 +68,9 @@ def _scale_row(size: str, quick: bool) -> Row:
         "items, 20 subcategories; zstd parquet files), `buckets: auto`, `--cores 2`",
     )
     start = time.perf_counter()
-    bench_scale.generate(rows)
+    scale_table.generate(rows)
     generated = time.perf_counter() - start
-    run = bench_scale.run(rows)
+    run = scale_table.run(rows)
     subject = "the events stage (histograms, metrics at ε 1 and 4, tables)"
     largest = max(run.histogram_peak_mib, run.rest_peak_mib)
     row.measures.append(
@@ -84,8 +90,8 @@ def _scale_row(size: str, quick: bool) -> Row:
     )
     if size != "1e7":
         base_rows = _scale_rows("1e7", quick)
-        bench_scale.generate(base_rows)
-        base = bench_scale.run(base_rows)
+        scale_table.generate(base_rows)
+        base = scale_table.run(base_rows)
         factor = rows // base_rows
         row.measures.append(
             Measure(
@@ -103,7 +109,7 @@ def _scale_row(size: str, quick: bool) -> Row:
     return row
 
 
-@register("events-scale-1e7", in_own_processes)
+@register("events-scale-1e7", in_own_processes, size=(10_000_000, 100_000))
 def row_events_scale_1e7(quick: bool) -> Row:
     return _scale_row("1e7", quick)
 
@@ -133,18 +139,17 @@ _METRICS = dict(
 def _metrics_threads_input(quick: bool):
     """One bucket's histograms of the generated table (its first of 8 buckets at 10^8 rows:
     about 12.5 million rows, as a bucket of ``buckets: auto``), built once."""
-    import bench_scale
     import polars as pl
 
     rows = _scale_rows("1e8", quick)
-    path = bench_scale.DATA / f"metrics_bucket_{rows}.parquet"
+    path = scale_table.DATA / f"metrics_bucket_{rows}.parquet"
     if not path.exists():
         from ldpsample.events.buckets import histograms_in_buckets
 
-        folder = bench_scale.generate(rows)
+        folder = scale_table.generate(rows)
         options = {
             "key": "events.scale",
-            **{k: v for k, v in bench_scale.events_entry(str(folder)).items() if k in _HIST},
+            **{k: v for k, v in scale_table.events_entry(str(folder)).items() if k in _HIST},
             "min_user_count": 0,
             "min_users": 1,
         }

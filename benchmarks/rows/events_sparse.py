@@ -23,7 +23,15 @@ import time
 from pathlib import Path
 
 import numpy as np
-from runner.measure import Measure, Row, best_time, local_snakemake_env, timed_run
+from runner.measure import (
+    Measure,
+    Row,
+    best_time,
+    copy_project,
+    job_stats,
+    local_snakemake_env,
+    timed_run,
+)
 from runner.registry import in_own_processes, register
 
 from rows.sparse_catalogue import SPARSE_EPSILONS, sparse_sizes, sparse_users
@@ -124,13 +132,12 @@ def _sparse_table(quick: bool) -> Path:
 def _workflow_run(quick: bool, buckets: int | str) -> tuple[float, float, dict, dict]:
     """The sparse table's events entry through ``snakemake --cores 2``: (seconds, largest
     process MiB, each rule's largest job MB, each rule's summed job seconds)."""
-    import bench_scale
     import yaml
 
     table = _sparse_table(quick)
-    work = Path(tempfile.mkdtemp(prefix="bench_sparse_"))
+    work = Path(tempfile.mkdtemp(prefix="run_all_sparse_"))
     try:
-        bench_scale.copy_project(work)
+        copy_project(work)
         entry = {
             "path": str(table),
             "user": "user",
@@ -146,7 +153,7 @@ def _workflow_run(quick: bool, buckets: int | str) -> tuple[float, float, dict, 
         (work / "config" / "sparse.yaml").write_text(yaml.safe_dump({"events": {"sparse": entry}}))
         command = [sys.executable, "-m", "snakemake", "--configfile", "config/sparse.yaml"]
         seconds, peak, _ = timed_run([*command, "--cores", "2"], work, local_snakemake_env())
-        peaks, job_seconds, _ = bench_scale._job_stats(work)
+        peaks, job_seconds, _ = job_stats(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return seconds, peak, peaks, job_seconds

@@ -1,14 +1,17 @@
 """What a benchmark row measures and how: the records a row returns (:class:`Row`,
-:class:`Measure`), :func:`best_time`, :func:`one_thread`, and :func:`timed_run` (a command in a
-process of its own, its peak resident memory read from the kernel through ``os.wait4``) with
-:func:`benchmark_peaks` (each Snakemake rule's largest job from its benchmark files).
+:class:`Measure`), :func:`best_time` (and :func:`best_times`, with the CPU time),
+:func:`one_thread`, and :func:`timed_run` (a command in a process of its own, its peak resident
+memory read from the kernel through ``os.wait4``) with :func:`copy_project` (a clone's workflow
+in a folder of its own), :func:`benchmark_peaks` and :func:`job_stats` (each Snakemake rule's
+jobs from their benchmark files).
 
-Imports the standard library only. ``benchmarks/bench_scale.py`` uses :func:`timed_run` too.
+Imports the standard library only.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -18,6 +21,18 @@ from pathlib import Path
 
 #: How many calls :func:`best_time` makes by default (``run_all.py --repeats`` sets it).
 REPEATS = 5
+#: The project's root (this file is ``benchmarks/runner/measure.py``).
+ROOT = Path(__file__).resolve().parents[2]
+#: What a clone holds of the workflow (:func:`copy_project` copies these).
+WORKFLOW_PARTS = (
+    "Snakefile",
+    "environment.yml",
+    "workflow",
+    "scripts",
+    "config",
+    "profiles",
+    "src",
+)
 
 
 @dataclass
@@ -53,6 +68,21 @@ def best_time(fn: Callable[[], object], repeats: int | None = None) -> float:
         if best > 20.0:
             break
     return best
+
+
+def best_times(fn: Callable[[], object], repeats: int | None = None) -> tuple[float, float]:
+    """Best wall-clock and best process CPU time of ``repeats`` calls (stops early once a call
+    takes over 20 s). CPU time is less sensitive to other processes on the cores, and exceeds
+    the wall time where BLAS runs threads."""
+    walls, cpus = [], []
+    for _ in range(repeats or REPEATS):
+        start, cpu_start = time.perf_counter(), time.process_time()
+        fn()
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - cpu_start)
+        if min(walls) > 20.0:
+            break
+    return min(walls), min(cpus)
 
 
 def one_thread(row: Row, call: Callable[[], object]) -> Measure:
@@ -100,16 +130,38 @@ def timed_run(
     return seconds, usage.ru_maxrss / 1024, text
 
 
-def benchmark_peaks(workdir: Path, prefix: str, skip: tuple[str, ...] = ()) -> str:
-    """Each rule's largest job (rules named ``prefix*`` but not in ``skip``), from the run's
-    ``logs/benchmarks/<rule>/...tsv`` files: Snakemake samples each job's memory, so a job of
-    less than a second may show a few MB."""
+def copy_project(dest: Path) -> Path:
+    """A copy of what a clone holds of the workflow (:data:`WORKFLOW_PARTS`) in ``dest``: no
+    results or state."""
+    for part in WORKFLOW_PARTS:
+        source = ROOT / part
+        (shutil.copytree if source.is_dir() else shutil.copy2)(source, dest / part)
+    return dest
+
+
+def job_stats(
+    workdir: Path, prefix: str = "events_"
+) -> tuple[dict[str, float], dict[str, float], dict[str, int]]:
+    """Per rule named ``prefix*``, from the run's ``logs/benchmarks/`` files: the largest job's
+    max_rss (MB), the jobs' summed wall seconds and their count."""
     peaks: dict[str, float] = {}
+    seconds: dict[str, float] = {}
+    jobs: dict[str, int] = {}
     for path in sorted((workdir / "logs" / "benchmarks").glob(f"{prefix}*/**/*.tsv")):
         rule = path.relative_to(workdir / "logs" / "benchmarks").parts[0]
-        if rule in skip:
-            continue
         header, values = path.read_text().splitlines()[:2]
-        max_rss = float(dict(zip(header.split("\t"), values.split("\t"), strict=True))["max_rss"])
-        peaks[rule] = max(peaks.get(rule, 0.0), max_rss)
-    return ", ".join(f"{rule} {mib:,.0f}" for rule, mib in sorted(peaks.items()))
+        record = dict(zip(header.split("\t"), values.split("\t"), strict=True))
+        peaks[rule] = max(peaks.get(rule, 0.0), float(record["max_rss"]))
+        seconds[rule] = seconds.get(rule, 0.0) + float(record["s"])
+        jobs[rule] = jobs.get(rule, 0) + 1
+    return peaks, seconds, jobs
+
+
+def benchmark_peaks(workdir: Path, prefix: str, skip: tuple[str, ...] = ()) -> str:
+    """Each rule's largest job (rules named ``prefix*`` but not in ``skip``, MB), from
+    :func:`job_stats`: Snakemake samples each job's memory, so a job of less than a second may
+    show a few MB."""
+    peaks, _, _ = job_stats(workdir, prefix)
+    return ", ".join(
+        f"{rule} {mib:,.0f}" for rule, mib in sorted(peaks.items()) if rule not in skip
+    )

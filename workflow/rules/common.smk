@@ -1,8 +1,9 @@
 # Helpers every stage needs: the library's light modules, the one config check, the onerror
 # handler (failed jobs' causes on the console), ε folder names, the library sources of a rule,
-# experiment toggles, data locations and the final targets. Each stage's own helpers live beside
-# its rules in <stage>_common.smk, included by <stage>.smk (snakemake --lint flags rules and
-# functions in one file).
+# experiment toggles (ldpsample.pipeline.experiment_toggles), data locations
+# (ldpsample.datasets.registry.DataLocations) and the final targets. Each stage's own helpers
+# live beside its rules in <stage>_common.smk, included by <stage>.smk (snakemake --lint flags
+# rules and functions in one file).
 import functools
 import importlib.util
 import os
@@ -27,11 +28,8 @@ os.environ.update(
     )
 )
 
-# A job's polars thread pool is its `threads:`. Snakemake exports OMP_NUM_THREADS (and the BLAS
-# variables) = threads to every job's shell and script, but polars reads only
-# POLARS_MAX_THREADS, once, at import; without it each job starts one thread per core, and two
-# 1-thread Avazu histogram jobs side by side took 8.5 s instead of 6.8 s (16.6 s of CPU instead
-# of 13.2 s: threads competing for two cores). The prefix is Snakemake's default plus the export.
+# A job's polars thread pool is its `threads:`: Snakemake exports OMP_NUM_THREADS = threads, but
+# polars reads only POLARS_MAX_THREADS (else one thread per core). Snakemake's prefix plus that.
 shell.prefix("set -euo pipefail; export POLARS_MAX_THREADS=$OMP_NUM_THREADS; ")
 
 
@@ -66,6 +64,9 @@ REGISTRY = load_library_module("ldpsample_registry", "datasets/registry.py")
 CONFIG_CHECK = load_library_module("ldpsample_config_check", "pipeline/config_check/")
 JOB_ERRORS = load_library_module("ldpsample_job_errors", "pipeline/job_errors.py")
 IMPORT_GRAPH = load_library_module("ldpsample_import_graph", "pipeline/import_graph.py")
+TOGGLES = load_library_module(
+    "ldpsample_experiment_toggles", "pipeline/experiment_toggles.py"
+)
 DOWNLOAD_DIR = "resources"
 
 
@@ -147,124 +148,36 @@ def get_script_sources(script, *extra):
 
 @functools.cache
 def _script_sources(script, extra):
-    files = [
-        path
-        for name in extra
-        for path in (
-            sorted(
-                p for p in (LIBRARY / name).iterdir() if p.suffix in (".py", ".toml")
-            )
-            if name.endswith("/")
-            else [LIBRARY / name]
-        )
-    ]
-    starts = [Path(workflow.basedir) / "scripts" / script]
-    starts += [path for path in files if path.suffix == ".py"]
-    paths = {*IMPORT_GRAPH.library_closure(LIBRARY, starts), *files}
-    cwd = Path.cwd()
-    return sorted(
-        os.path.relpath(path, cwd) if path.is_relative_to(cwd) else str(path)
-        for path in paths
-    )
+    script_path = Path(workflow.basedir) / "scripts" / script
+    return IMPORT_GRAPH.script_inputs(LIBRARY, script_path, extra, cwd=Path.cwd())
 
 
-#: Experiments that need no raw data: "auto" runs them unless the run is an own-data one.
-OFFLINE_EXPERIMENTS = ("synthetic", "theory", "wpm_ring")
-
-
-def is_own_data_run():
-    """Whether the config has enabled events tables: then the experiments left on "auto" are
-    off, so that an overlay adding only `events:` runs only those tables."""
-    entries = config.get("events") or {}
-    return any(entry.get("enabled", True) for entry in entries.values())
+# ---- experiment toggles and data locations -------------------------------------------------
+# A dataset's files are read from data_dir when it holds them (read only), else from
+# resources/, where the download rule puts them and then writes its marker download.done.
+# Paths reach scripts through params, so pointing data_dir elsewhere re-runs what reads them.
+LOCATIONS = REGISTRY.DataLocations(config["data_dir"], DOWNLOAD_DIR)
 
 
 def is_enabled(experiment):
     """Whether an experiment runs: true/false from config; "auto" unless this is an own-data
     run, and for a real-data experiment only if its raw data was placed in data_dir
-    (get_auto_off_reason)."""
-    toggle = config["experiments"].get(experiment, False)
-    if toggle == "auto":
-        if is_own_data_run():
-            return False
-        return (
-            experiment in OFFLINE_EXPERIMENTS or get_auto_off_reason(experiment) is None
-        )
-    return bool(toggle)
-
-
-def get_experiment_datasets(experiment):
-    """Datasets an experiment reads from data_dir (or downloads): what its "auto" waits for."""
-    if experiment == "movielens":
-        return ["ml-1m", "ml-100k"]
-    if experiment == "avazu" and config["avazu"]["source"] == "kaggle":
-        return ["avazu"]
-    if experiment == "wpm_movielens":
-        return ["ml-100k"]
-    if experiment == "wpm_gowalla" and config["wpm"]["gowalla"]["source"] == "snap":
-        return ["gowalla"]
-    return []
-
-
-def get_raw_files(experiment):
-    """Raw files an experiment needs inside data_dir (what its "auto" toggle waits for)."""
-    if experiment == "wpm_gowalla" and config["wpm"]["gowalla"]["source"] == "derived":
-        return [get_wpm_gowalla_derived_file()]
-    return [
-        path
-        for dataset in get_experiment_datasets(experiment)
-        for path in get_data_dir_files(dataset)
-    ]
-
-
-def get_auto_off_reason(experiment):
-    """Why an "auto" experiment is off (None if it runs): a raw file missing from data_dir, or
-    data_dir's copy being the pipeline's own download (download.done). "auto" means data the
-    user placed in data_dir: a download made by an earlier run (of an experiment set to true)
-    must not switch it on, or the same command would do new work on its second run."""
-    files = get_raw_files(experiment)
-    if not files:
-        return "no raw files to wait for (set it to true)"
-    missing = [path for path in files if not Path(path).exists()]
-    if missing:
-        return f"missing {missing[0]}"
-    for dataset in get_experiment_datasets(experiment):
-        if is_own_download(dataset):
-            return (
-                f"{get_download_marker(dataset)} marks the pipeline's own download, not data "
-                f"placed in data_dir: set experiments.{experiment}: true to use it"
-            )
-    return None
+    (ldpsample.pipeline.experiment_toggles)."""
+    return TOGGLES.is_enabled(config, experiment, LOCATIONS)
 
 
 def log_auto_toggles():
     """One line at start-up naming the "auto" experiments that are off, and why."""
-    auto = [name for name, toggle in config["experiments"].items() if toggle == "auto"]
-    if is_own_data_run():
-        if auto and workflow.is_main_process:
-            logger.info(
-                f"own-data run (events: {', '.join(sorted(config['events']))}): the experiments "
-                f"on auto are off ({', '.join(auto)}); set one to true to run it too"
-            )
-        return
-    off = [
-        f"{name} ({get_auto_off_reason(name)})"
-        for name, toggle in config["experiments"].items()
-        if toggle == "auto"
-        and name not in OFFLINE_EXPERIMENTS
-        and get_auto_off_reason(name)
-    ]
-    if off and workflow.is_main_process:
-        logger.info(
-            f"data_dir={config['data_dir']}: experiments on auto that are off: {', '.join(off)}"
-        )
+    message = TOGGLES.auto_toggles_message(config, LOCATIONS)
+    if message and workflow.is_main_process:
+        logger.info(message)
 
 
 def writes_reproduction_table():
     """Whether the run writes results/reproduction.csv: always, except in an own-data run
     (enabled events tables) that runs no paper experiment, where every row would be 'not
     run'."""
-    return not is_own_data_run() or any(
+    return not TOGGLES.is_own_data_run(config) or any(
         is_enabled(name) for name in config["experiments"]
     )
 
@@ -287,79 +200,16 @@ def get_final_outputs():
     return outputs
 
 
-# ---- data locations ------------------------------------------------------------------------
-# A dataset's files are read from data_dir when it holds them (read only), else from
-# resources/, where the download rule puts them and then writes its marker download.done.
-# Paths reach scripts through params, so pointing data_dir elsewhere re-runs what reads them.
-
-
-def get_download_marker(dataset):
-    return f"{DOWNLOAD_DIR}/{REGISTRY.dataset_folder(dataset)}/download.done"
-
-
-def is_own_download(dataset):
-    """Whether data_dir's copy of a dataset is the pipeline's own download: data_dir is the
-    download folder and the download finished (its marker download.done exists)."""
-    return (
-        Path(config["data_dir"]).resolve() == Path(DOWNLOAD_DIR).resolve()
-        and Path(get_download_marker(dataset)).exists()
-    )
-
-
-@functools.cache
-def _scan_data_dir(dataset):
-    """Role -> path of a dataset's files in data_dir, None if any is missing: the one scan of
-    data_dir per dataset and parse (_located and get_data_dir_files read it)."""
-    try:
-        found = REGISTRY.locate_dataset_files(config["data_dir"], dataset)
-    except FileNotFoundError:
-        return None
-    return {role: str(path) for role, path in found.items()}
-
-
-def _located(dataset):
-    """Role -> path of a dataset's files pre-placed in data_dir; None if absent, or if
-    data_dir is the download folder and a download finished (its marker stands for them).
-    """
-    if is_own_download(dataset):
-        return None
-    found = _scan_data_dir(dataset)
-    return None if found is None else dict(found)
-
-
 def get_dataset_paths(dataset):
     """Role -> path of a dataset's raw files (pre-placed copy, or where the download puts them)."""
-    located = _located(dataset)
-    if located is not None:
-        return located
-    folder, roles = REGISTRY.DATASETS[dataset]
-    return {
-        role: f"{DOWNLOAD_DIR}/{folder}/{names[0]}" for role, names in roles.items()
-    }
-
-
-def get_data_dir_files(dataset):
-    """A dataset's files inside data_dir (never resources/): what an "auto" toggle waits for."""
-    found = _scan_data_dir(dataset)
-    if found is None:
-        folder, roles = REGISTRY.DATASETS[dataset]
-        return [
-            os.path.join(config["data_dir"], folder, names[0])
-            for names in roles.values()
-        ]
-    return sorted(found.values())
+    return LOCATIONS.dataset_paths(dataset)
 
 
 def get_dataset_inputs(dataset):
-    """Inputs standing for a dataset: its files if pre-placed, else the download's marker.
-
-    The choice must not flip between runs: once downloaded, the marker keeps standing for the
-    files (else the input trigger would re-run every job reading them).
+    """Inputs standing for a dataset: its files if pre-placed, else the download's marker
+    (which keeps standing for them once downloaded, so the input trigger never flips).
     """
-    located = _located(dataset)
-    if located is not None:
-        return sorted(located.values())
-    return [get_download_marker(dataset)]
+    return LOCATIONS.dataset_inputs(dataset)
 
 
 def get_download_source(dataset):
@@ -369,7 +219,7 @@ def get_download_source(dataset):
 
 def get_wpm_gowalla_derived_file():
     """The derived Gowalla check-ins (wpm.gowalla.derived_file) in data_dir; never downloaded."""
-    return os.path.join(config["data_dir"], config["wpm"]["gowalla"]["derived_file"])
+    return TOGGLES.gowalla_derived_file(config)
 
 
 log_auto_toggles()

@@ -2,9 +2,10 @@
 
 This module is what the workflow needs at parse time: the official layout of every dataset
 (:data:`DATASETS`), the official download addresses and checksums (:data:`DOWNLOADS`, the
-defaults of the config's ``downloads:`` section), the official row counts and
-:func:`locate_dataset_files`. It imports nothing outside the standard library, so Snakemake can
-load it without pulling numpy, scipy, polars or pyarrow into every invocation and cluster job
+defaults of the config's ``downloads:`` section), the official row counts,
+:func:`locate_dataset_files` and where a run reads each dataset from (:class:`DataLocations`).
+It imports nothing outside the standard library, so Snakemake can load it without pulling
+numpy, scipy, polars or pyarrow into every invocation and cluster job
 (``workflow/rules/common.smk`` loads it by path).
 """
 
@@ -21,6 +22,7 @@ __all__ = [
     "DATASETS",
     "DOWNLOADS",
     "OFFICIAL_ROW_COUNTS",
+    "DataLocations",
     "dataset_folder",
     "locate_dataset_files",
 ]
@@ -171,3 +173,78 @@ def _first_existing(folder: Path, names: tuple[str, ...]) -> Path | None:
         elif (folder / name).is_file():
             return folder / name
     return None
+
+
+class DataLocations:
+    """Where a run reads each dataset's raw files from: ``data_dir`` when it holds them (read
+    only), else ``download_dir``, where the workflow's download rule puts them and then writes
+    its marker ``download.done`` (:meth:`download_marker`).
+
+    ``data_dir`` is scanned once per dataset (:func:`locate_dataset_files`). A copy in
+    ``data_dir`` that is the pipeline's own finished download (``data_dir`` is the download
+    folder and the marker exists) counts as the download, not as data the user placed there:
+    its marker keeps standing for the files, so the choice of inputs never flips between runs.
+    """
+
+    def __init__(self, data_dir: PathLike, download_dir: PathLike) -> None:
+        self.data_dir = str(data_dir)
+        self.download_dir = str(download_dir)
+        self._scans: dict[str, dict[str, str] | None] = {}
+
+    def download_marker(self, dataset: str) -> str:
+        """``<download_dir>/<folder>/download.done``: written once a download is complete."""
+        return f"{self.download_dir}/{dataset_folder(dataset)}/download.done"
+
+    def is_own_download(self, dataset: str) -> bool:
+        """Whether ``data_dir``'s copy of ``dataset`` is the pipeline's own download:
+        ``data_dir`` is the download folder and the download finished (its marker exists)."""
+        return (
+            Path(self.data_dir).resolve() == Path(self.download_dir).resolve()
+            and Path(self.download_marker(dataset)).exists()
+        )
+
+    def _scan(self, dataset: str) -> dict[str, str] | None:
+        """Role -> path of ``dataset``'s files in ``data_dir``, None if any is missing (one
+        scan per dataset)."""
+        if dataset not in self._scans:
+            try:
+                found = locate_dataset_files(self.data_dir, dataset)
+            except FileNotFoundError:
+                self._scans[dataset] = None
+            else:
+                self._scans[dataset] = {role: str(path) for role, path in found.items()}
+        return self._scans[dataset]
+
+    def _placed(self, dataset: str) -> dict[str, str] | None:
+        """Role -> path of the files the user placed in ``data_dir``; None if absent or if
+        they are the pipeline's own download (its marker stands for them)."""
+        if self.is_own_download(dataset):
+            return None
+        found = self._scan(dataset)
+        return None if found is None else dict(found)
+
+    def dataset_paths(self, dataset: str) -> dict[str, str]:
+        """Role -> path of ``dataset``'s raw files: the placed copy, else where the download
+        puts them (each role's first official name under ``download_dir``)."""
+        placed = self._placed(dataset)
+        if placed is not None:
+            return placed
+        folder, roles = DATASETS[dataset]
+        return {role: f"{self.download_dir}/{folder}/{names[0]}" for role, names in roles.items()}
+
+    def data_dir_files(self, dataset: str) -> list[str]:
+        """``dataset``'s files inside ``data_dir`` (never ``download_dir``), sorted; where a
+        role is missing, each role's first official name: what an "auto" toggle waits for."""
+        found = self._scan(dataset)
+        if found is None:
+            folder, roles = DATASETS[dataset]
+            return [os.path.join(self.data_dir, folder, names[0]) for names in roles.values()]
+        return sorted(found.values())
+
+    def dataset_inputs(self, dataset: str) -> list[str]:
+        """Rule inputs standing for ``dataset``: its placed files (sorted), else the download's
+        marker."""
+        placed = self._placed(dataset)
+        if placed is not None:
+            return sorted(placed.values())
+        return [self.download_marker(dataset)]

@@ -193,7 +193,6 @@ def evaluate_attribute(
     methods: Sequence[Method | str],
     chunk_users: int = 4096,
     progress: bool = False,
-    kernel: Callable[..., object] | None = None,
     threads: int | None = None,
 ) -> AttributeResult:
     """Per-user divergences and kernel audit of one attribute, all ε.
@@ -236,7 +235,7 @@ def evaluate_attribute(
     prior = PriorKind(prior)
     methods = _ordered([Method(m) for m in methods])
     eps_list = sorted(float(e) for e in epsilons)
-    make_kernel = kernel or _release.minimax_release_kernel
+    make_kernel = _release.minimax_release_kernel
     workers = thread_count(threads)
     same = histograms["attribute"] == attribute
     rows = histograms if same.all() else histograms.filter(same)

@@ -20,6 +20,7 @@ importing it can execute is in the result, found statically:
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -134,3 +135,31 @@ def library_closure(library: Path, starts: Iterable[Path]) -> list[Path]:
                         if file not in seen:
                             queue.append(file)
     return sorted(path for path in seen if path.is_relative_to(library))
+
+
+def script_inputs(
+    library: Path, script: Path, extra: Iterable[str] = (), *, cwd: Path | None = None
+) -> list[str]:
+    """The library files a workflow script runs, as a rule's input paths (sorted): the
+    :func:`library_closure` of ``script``, plus the ``extra`` library files its imports cannot
+    show. An ``extra`` name ending in ``/`` is a folder of ``library`` and stands for its
+    ``.py`` and ``.toml`` files (the reproduction checks, which ``claims.toml`` names and the
+    package imports by name), whose imports are followed too; another name is one file.
+
+    Paths under ``cwd`` (default: the working directory) are relative to it: Snakemake records
+    each job's set of input paths, so absolute ones would re-run every job of a project folder
+    that was moved, renamed or restored elsewhere.
+    """
+    files = []
+    for name in extra:
+        if name.endswith("/"):
+            folder = library / name
+            files += sorted(p for p in folder.iterdir() if p.suffix in (".py", ".toml"))
+        else:
+            files.append(library / name)
+    starts = [script, *(path for path in files if path.suffix == ".py")]
+    paths = {*library_closure(library, starts), *files}
+    base = Path.cwd() if cwd is None else cwd
+    return sorted(
+        os.path.relpath(path, base) if path.is_relative_to(base) else str(path) for path in paths
+    )

@@ -1,8 +1,8 @@
 """The client side of a release: a spec and users' own histograms in, one item per (user,
 subcategory, ε, sample) out. Usable without Snakemake (a notebook, or each user's own device).
 
-Uses: numpy, polars, ldpsample.events.release, ldpsample.minimax_sparse and this package's
-randomness and spec.
+Uses: numpy, polars, ldpsample.events.release, ldpsample.events.priors,
+ldpsample.minimax_sparse and this package's randomness and spec.
 
 Every input other than the users' histograms is public (the spec) or secret randomness (a
 :class:`~ldpsample.publish.randomness.UniformSource`). A user's draw in a subcategory is the
@@ -25,7 +25,7 @@ most subcategories × Σε × samples (:attr:`ReleaseSpec.budget_bound`), which 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +33,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from ldpsample.events import release as _release
+from ldpsample.events.priors import csr_rows
 from ldpsample.minimax_sparse import sample_minimax_sparse
 from ldpsample.publish.randomness import UniformSource
 from ldpsample.publish.spec import ReleaseSpec
@@ -167,7 +168,7 @@ def planned_spend(
     )
 
 
-def audit_spec(spec: ReleaseSpec, *, kernel: Callable[..., object] | None = None) -> pl.DataFrame:
+def audit_spec(spec: ReleaseSpec) -> pl.DataFrame:
     """Build and audit every kernel of ``spec`` (``attribute, subcategory, epsilon,
     realized_epsilon``) without drawing.
 
@@ -176,13 +177,12 @@ def audit_spec(spec: ReleaseSpec, *, kernel: Callable[..., object] | None = None
     ldpsample.events.PrivacyAuditError
         If a kernel's realised ε exceeds its ε.
     """
-    make_kernel = kernel or _release.minimax_release_kernel
     rows = []
     for attribute, subcategory in spec.subcategories:
         _, q = spec.prior_of(attribute, subcategory)
         for eps in spec.epsilons:
             what = f"release of {spec.name}, {attribute}={subcategory!r}, epsilon={eps!r}"
-            K = make_kernel(q, epsilon=eps)
+            K = _release.minimax_release_kernel(q, epsilon=eps)
             realized = _release.audit_kernel(K, epsilon=eps, what=f"{what}, minimax")
             rows.append((attribute, subcategory, eps, realized))
     return pl.DataFrame(
@@ -203,7 +203,6 @@ def release_items(
     *,
     uniforms: UniformSource,
     users: Sequence[str] | None = None,
-    kernel: Callable[..., object] | None = None,
 ) -> Release:
     """Each user's released items under ``spec``: one per (subcategory, ε, sample).
 
@@ -224,9 +223,6 @@ def release_items(
         subcategory (``p := q`` where it has no data); None: the users of ``histograms``. A
         user with data that is not listed is an error (it would be dropped silently). With
         public attributes, users release where they have data; ``users`` then only restricts.
-    kernel
-        Stand-in for :func:`ldpsample.events.release.minimax_release_kernel` (tests that a
-        broken kernel is caught by the audit).
 
     Returns
     -------
@@ -239,7 +235,6 @@ def release_items(
     ldpsample.events.PrivacyAuditError
         If a kernel's realised ε exceeds its ε (nothing is returned).
     """
-    make_kernel = kernel or _release.minimax_release_kernel
     hist = _check_histograms(histograms)
     inside, outside = _inside(spec, hist)
     if outside:
@@ -274,7 +269,7 @@ def release_items(
         zero_mass = _zero_mass_users(indptr, indices, data, q)
         for eps in spec.epsilons:
             what = f"release of {spec.name}, {attribute}={subcategory!r}, epsilon={eps!r}"
-            K = make_kernel(q, epsilon=eps)
+            K = _release.minimax_release_kernel(q, epsilon=eps)
             realized = _release.audit_kernel(K, epsilon=eps, what=f"{what}, minimax")
             for sample in range(spec.samples):
                 u = uniforms.uniforms(
@@ -335,7 +330,8 @@ def _csr(
     rows: pl.DataFrame | None, names: pl.Series
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
     """CSR arrays of ``names``' counts over the domain positions (an empty row: no data,
-    ``p := q``), for :func:`ldpsample.sample_minimax_sparse`."""
+    ``p := q``), for :func:`ldpsample.sample_minimax_sparse`: a user's rows of one item summed
+    into one cell, then :func:`ldpsample.events.priors.csr_rows`."""
     if rows is None or rows.height == 0:
         return np.zeros(names.len() + 1, dtype=np.int64), np.empty(0, np.int64), np.empty(0)
     index = pl.DataFrame({"user": names, "_row": np.arange(names.len(), dtype=np.int64)})
@@ -343,12 +339,13 @@ def _csr(
         rows.join(index, on="user", how="inner")
         .group_by("_row", "position")
         .agg(pl.col("count").sum())
-        .sort("_row", "position")
     )
-    row = cells["_row"].to_numpy()
-    indptr = np.zeros(names.len() + 1, dtype=np.int64)
-    np.cumsum(np.bincount(row, minlength=names.len()), out=indptr[1:])
-    return indptr, cells["position"].to_numpy().astype(np.int64), cells["count"].to_numpy()
+    return csr_rows(
+        cells["_row"].to_numpy(),
+        cells["position"].to_numpy(),
+        cells["count"].to_numpy(),
+        names.len(),
+    )
 
 
 def _zero_mass_users(

@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -148,7 +148,6 @@ def publish_release(
     users: Sequence[str] | None = None,
     population: str = DEFAULT_POPULATION,
     project: PathLike = ".",
-    kernel: Callable[..., object] | None = None,
     accuracy_plan: Mapping[str, Any] | None = None,
 ) -> PublishedRelease:
     """Check the budget, record the spend, draw and replace ``folder`` whole (see the module
@@ -158,7 +157,7 @@ def publish_release(
     ----------
     spec, spec_folder
         The public spec and the folder its files were read from (copied into ``folder``).
-    histograms, users, uniforms, kernel
+    histograms, users, uniforms
         As :func:`~ldpsample.publish.release_items`.
     ledger, budget, key, population
         The persistent ledger, the per-user budget (None: no cap) read from the current config,
@@ -189,7 +188,7 @@ def publish_release(
         pl.Series("user", canonical_user_ids(histograms["user"], key=key))
     )
     roster = None if users is None else canonical_user_ids(users, key=key)
-    audit_spec(spec, kernel=kernel)
+    audit_spec(spec)
     spend = planned_spend(spec, hist, users=roster)
     releasing = spend["user"].unique().sort().to_list()
     register_ledger(book.path, project)
@@ -221,7 +220,7 @@ def publish_release(
             population=population,
         )
     _checkpoint("recorded")
-    result = release_items(spec, hist, uniforms=uniforms, users=roster, kernel=kernel)
+    result = release_items(spec, hist, uniforms=uniforms, users=roster)
     drawn = (
         result.released.group_by("user", "epsilon")
         .agg(pl.len().cast(pl.Int64).alias("samples"))
