@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from ldpsample.datasets.movielens import read_ml100k
+from ldpsample.experiments.movielens.data import read_ml100k
 from ldpsample.experiments.wpm_movielens import (
     BASE_MEASURES,
     base_measure_shape,

@@ -16,8 +16,8 @@ from ldpsample.events import (
     build_event_histograms,
     evaluate_attribute,
 )
-from ldpsample.events.avazu import avazu_max_tv, avazu_max_tv_of_parts
-from ldpsample.events.tables import concat_attribute_parts, max_table, summary
+from ldpsample.events.outputs.tables import concat_attribute_parts, max_table, summary
+from ldpsample.experiments.avazu.tables import avazu_max_tv, avazu_max_tv_of_parts
 
 
 def write(tmp_path, rows, name="events.parquet"):
@@ -271,7 +271,7 @@ def test_aggregate_path_equals_row_path(tmp_path, monkeypatch, scope, count, ran
     """Integer weights take the one-group-by path (sums over the (subcategory, user, item)
     aggregate); it gives the same frames, bit for bit, as the row-by-row path that fractional
     weights take, for every scope, weight, ranking and for two attributes with nulls."""
-    import ldpsample.events.histograms as histograms
+    import ldpsample.events.counting.histograms as histograms
 
     path = tmp_path / "e.parquet"
     _random_events(np.random.default_rng(7), 3000, fractional=False).write_parquet(path)
@@ -297,7 +297,7 @@ def test_aggregate_path_equals_row_path(tmp_path, monkeypatch, scope, count, ran
 
 
 def test_fractional_weights_take_the_row_path(tmp_path):
-    import ldpsample.events.histograms as histograms
+    import ldpsample.events.counting.histograms as histograms
 
     path = tmp_path / "e.parquet"
     _random_events(np.random.default_rng(8), 500, fractional=True).write_parquet(path)
@@ -310,7 +310,7 @@ def test_fractional_weights_take_the_row_path(tmp_path):
 
 
 def test_subcategory_matrix_sorts_like_numpy():
-    from ldpsample.events.metrics import subcategory_matrix
+    from ldpsample.events.scoring.metrics import subcategory_matrix
 
     rows = pl.DataFrame(
         {

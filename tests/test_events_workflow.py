@@ -373,7 +373,7 @@ def test_events_audit_fails_on_a_non_private_kernel(tmp_path):
     wd = copy_workflow(tmp_path / "wf")
     (wd / "data").mkdir()
     small_events().write_parquet(wd / "data/events.parquet")
-    module = wd / "src/ldpsample/events/release.py"
+    module = wd / "src/ldpsample/events/scoring/release_kernel.py"
     module.write_text(
         module.read_text() + "\n\n_private_kernel = minimax_release_kernel\n\n"
         "def minimax_release_kernel(q, *, epsilon):  # injected by the test: NOT ε-LDP\n"

@@ -13,8 +13,8 @@ import pytest
 from matplotlib.figure import Figure
 
 from ldpsample.events import evaluate_attribute
-from ldpsample.events.avazu import avazu_max_tv
-from ldpsample.events.tables import max_table, tradeoff_table
+from ldpsample.events.outputs.tables import max_table, tradeoff_table
+from ldpsample.experiments.avazu.tables import avazu_max_tv
 from ldpsample.figures.events import plot_attribute, plot_tradeoff
 from ldpsample.figures.real_data import plot_avazu_attribute
 from ldpsample.figures.style import close, display_name, value_scale

@@ -436,7 +436,7 @@ def test_a_failed_publication_records_and_writes_nothing(tmp_path):
     def leaky(q, *, epsilon):
         return minimax_coefficients(q, epsilon=3 * epsilon)
 
-    import ldpsample.events.release as release_module
+    import ldpsample.events.scoring.release_kernel as release_module
 
     original = release_module.minimax_release_kernel
     release_module.minimax_release_kernel = leaky

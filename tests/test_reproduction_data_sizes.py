@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-import ldpsample.datasets.movielens as movielens
+import ldpsample.experiments.movielens.data as movielens
 from ldpsample.datasets.registry import OFFICIAL_ROW_COUNTS
 from ldpsample.reproduction import data_size_checks as checks
 from ldpsample.reproduction.claims import load_claims

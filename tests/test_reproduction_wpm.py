@@ -336,7 +336,7 @@ def test_sphere_row_passes_on_the_librarys_tables_and_fails_when_perturbed(tmp_p
 def test_ml100k_size_counts_the_files_read(monkeypatch):
     """943 users and 1682 movies print as 1000 and 1700 (rounded at the last non-zero digit);
     one rating missing, or 1,600 users, fails."""
-    import ldpsample.datasets.movielens as movielens
+    import ldpsample.experiments.movielens.data as movielens
 
     def reader(users: int, ratings: int):
         def read(files):

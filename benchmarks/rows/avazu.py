@@ -36,7 +36,7 @@ def _avazu_rows(quick: bool) -> int:
 def row_avazu(quick: bool) -> Row:
     from bench_avazu import run
 
-    from ldpsample.datasets.avazu import AVAZU_ATTRIBUTES
+    from ldpsample.experiments.avazu.data import AVAZU_ATTRIBUTES
 
     rows = _avazu_rows(quick)
     row = Row(

@@ -1,7 +1,5 @@
 """f-divergences with exact handling of zeros and infinities.
 
-Uses: numpy, scipy and cvxpy (each imported where used) and ldpsample._types.
-
 For a convex ``f`` on ``[0, inf)`` with ``f(1) = 0``, the f-divergence of ``P`` from ``Q`` is
 
     D_f(P || Q) = sum_j Q_j f(P_j / Q_j),

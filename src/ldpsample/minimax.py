@@ -1,7 +1,5 @@
 """Minimax-optimal ε-LDP sampling with a public prior (Zamanlooy, Diaz and Asoodeh, AISTATS 2025).
 
-Uses: numpy, ldpsample._threads, _types, _validation and divergences.
-
 A user holds a private distribution ``p`` over ``n`` items and a public prior ``q``; the mechanism
 is a Markov kernel ``K`` (``K[i, j] = P(output j | input i)``) and the released distribution is
 ``p @ K``. Algorithm 1 of the paper builds the kernel that minimises the worst-case

@@ -1,7 +1,5 @@
 """The figures' one backend, label table, palette and style helpers.
 
-Uses: matplotlib, numpy and polars (seaborn for type hints only); no other ldpsample module.
-
 Importing this module (as :mod:`ldpsample.figures` does) selects matplotlib's non-interactive Agg
 backend, the only ``matplotlib.use`` call of the library. Every figure colours a method with
 :data:`METHOD_COLORS` (randomized response is red wherever it is drawn) and picks its value axis

@@ -1,7 +1,5 @@
 """The AISTATS paper's cost claim: the closed form against solving the linear program.
 
-Uses: numpy, ldpsample.minimax and ldpsample.reproduction.kernel_lp.
-
 The AISTATS paper (000_904d48b38ce41b65.txt, end of §3) says: "It is important to note that our
 algorithm achieves a time complexity of $O(n^3)$. This is a significant improvement over the
 naive linear programming approach for solving (4) in the case of TV-distance. The naive method

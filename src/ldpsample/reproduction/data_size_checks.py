@@ -1,8 +1,6 @@
 """The papers' data-size statements and the poster's Avazu click rule, against the files this run
 read.
 
-Uses: numpy, polars, ldpsample.datasets (readers and official row counts).
-
 * :func:`aistats_ml100k_size`, :func:`aistats_ml1m_size` -- the AISTATS paper's §5.4 sentence
   "The MovieLens 100K and MovieLens 1M datasets contain 100,000 and 1 million ratings,
   respectively, provided by 1,000 and 6,000 users" (000_904d48b38ce41b65.txt) against the
@@ -69,7 +67,7 @@ def aistats_ml100k_size(
 ) -> Outcome:
     """ML-100K's ratings (exact) and users (rounded) of §5.4 against the files the MovieLens
     stage read; ML-100K is complete in the shared copy, so nothing here is partial."""
-    from ldpsample.datasets.movielens import read_ml100k
+    from ldpsample.experiments.movielens.data import read_ml100k
 
     table = read_ml100k(_movielens_files(ctx, "ml-100k"))["ratings"]
     count, people = table.height, table["user_id"].n_unique()
@@ -88,8 +86,8 @@ def aistats_ml1m_size(
     stage read: the users of ``users.dat`` always; the ratings only when the ratings file is
     not a partial copy (fewer lines than the official 1,000,209), else ``not run`` saying what
     was checked."""
-    from ldpsample.datasets.movielens import read_ml1m
     from ldpsample.datasets.registry import OFFICIAL_ROW_COUNTS
+    from ldpsample.experiments.movielens.data import read_ml1m
 
     data = read_ml1m(_movielens_files(ctx, "ml-1m"))
     count, listed = data["ratings"].height, data["users"].height

@@ -4,8 +4,6 @@
 than the users' data is public (docs/publishing.md); with ``release: false`` the publication
 keys (:data:`RELEASE_KEYS`) keep their defaults. Also the ledger's default file
 (:func:`events_ledger`) and what ``top_items: auto`` means (:data:`AUTO_TOP_ITEMS`).
-
-Uses: :mod:`.errors` only (standard library).
 """
 
 from __future__ import annotations
