@@ -1,6 +1,6 @@
 """The events stage at scale: a generated events table, partitioned, through Snakemake.
 
-The table of issue 22: one row per event with ``user`` (``rows / 50`` users, uniform), ``item``
+The table: one row per event with ``user`` (``rows / 50`` users, uniform), ``item``
 (10^4 items, Zipf(1) popularity) and one attribute ``category`` of 20 subcategories (uniform),
 written as zstd parquet files of at most :data:`ROWS_PER_FILE` rows (at least 4 files), integer
 columns (about 6.4 bytes per row). Generated once per size into ``--data`` (default

@@ -23,7 +23,7 @@ Rows (``--only`` takes any of these names, several allowed), in the order of :da
 ``--quick``: it has no small size).
 
 ``--baseline <git revision>`` adds "before" lines: the library's ``minimax.py`` and
-mollifier (``mollifier.py``, a package ``mollifier/`` since issue 24) as of that revision, timed
+mollifier (``mollifier.py``, or the package ``mollifier/``) as of that revision, timed
 in the same process on the same inputs.
 ``--quick`` shrinks every size (for a smoke test; the ratios are then not the targets' sizes).
 To add a row, write a function ``row_<name>(quick) -> Row`` that returns

@@ -1,4 +1,4 @@
-"""WPM at small ε on MovieLens-100K: does the base measure explain WPM < KPM-genre? (issue 14)
+"""WPM at small ε on MovieLens-100K: does the base measure explain WPM < KPM-genre?
 
 Hit Rate@1 of the WPM with each base-measure shape (``uniform`` = the pipeline's default,
 ``kpm_genre``, ``popularity``, ``optimal``) beside ``kpm_genre`` and ``exponential``, over

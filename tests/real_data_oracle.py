@@ -1,5 +1,5 @@
 """Test-only reference: the real-data (MovieLens, Avazu) implementation the pipeline ran before
-both experiments moved onto the events stage (issue 11), kept verbatim in its simple form (worst
+both experiments moved onto the events stage, kept verbatim in its simple form (worst
 case over users per group, per ε) to check that the published tables did not change.
 
 It holds the former builders too, moved here from ``ldpsample.datasets`` when the library
@@ -44,7 +44,7 @@ PathLike = str | os.PathLike[str]
 PriorSource = Literal["ml-100k", "ml-1m"]
 
 # --------------------------------------------------------------------------------------------
-# MovieLens: the former matrix builder (ldpsample.experiments.movielens.data until issue 11)
+# MovieLens: the former matrix builder (formerly in ldpsample.datasets.movielens)
 # --------------------------------------------------------------------------------------------
 
 
@@ -212,7 +212,7 @@ def build_movielens_data(
 
 
 # --------------------------------------------------------------------------------------------
-# Avazu: the former histogram builder (ldpsample.experiments.avazu.data until issue 11)
+# Avazu: the former histogram builder (formerly in ldpsample.datasets.avazu)
 # --------------------------------------------------------------------------------------------
 
 #: Columns and types of :func:`build_avazu_histograms`' result.

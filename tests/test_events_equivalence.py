@@ -1,4 +1,4 @@
-"""MovieLens and Avazu as configurations of the events stage (issue 11): in one Snakemake run on
+"""MovieLens and Avazu as configurations of the events stage: in one Snakemake run on
 ../shared/data per option set,
 
 * the published MovieLens and Avazu tables (results/movielens/..., results/avazu/... and an

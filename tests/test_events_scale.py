@@ -1,4 +1,4 @@
-"""Events tables at scale (issue 22), at the library level: partitioned input (a folder, a glob,
+"""Events tables at scale, at the library level: partitioned input (a folder, a glob,
 a hive dataset), the map/reduce steps of ldpsample.events.bucketed.steps giving the one job's
 histograms, subcategories and priors bit for bit for any partitioning and bucket count, the
 user_mean fold equal to P.mean(axis=0), metrics independent of threads and chunks, randomized

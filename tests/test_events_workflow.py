@@ -1,4 +1,4 @@
-"""The events stage (issue 11) through Snakemake in a temporary copy of the project: small
+"""The events stage through Snakemake in a temporary copy of the project: small
 events tables written here in every supported format, the output contracts and values (checked
 against the dense kernels of the library, an independent route), the privacy audit failing a
 run whose kernel is not private, bad input failing with a message that names the key, file or

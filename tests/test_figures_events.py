@@ -1,6 +1,6 @@
 """The events and Avazu figures as a reader sees them: rendered, every legend lies inside the
-saved image and names the methods by their display names, and the axes are labelled (issue 20:
-the events bars' legend was placed outside the axes and cut off on save). Checked on tables
+saved image and names the methods by their display names, and the axes are labelled (a legend
+outside the axes would be cut off on save). Checked on tables
 built by the library from a small events table, the path the pipeline's figure jobs take."""
 
 from __future__ import annotations

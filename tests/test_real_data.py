@@ -1,4 +1,4 @@
-"""Real-data experiments on the events code (issue 11): the Avazu and MovieLens worst cases as the
+"""Real-data experiments on the events code: the Avazu and MovieLens worst cases as the
 pipeline computes them (ldpsample.events, restated by ldpsample.experiments.avazu.tables /
 .movielens) against a by-hand computation from the raw CSV, against the former implementation
 (tests/real_data_oracle.py, on the former readers' output), and the win summaries.

@@ -1,4 +1,4 @@
-"""The reproduction table's WPM checks (issue 23): the uniform base measure's Hit@1 ceiling
+"""The reproduction table's WPM checks: the uniform base measure's Hit@1 ceiling
 against a brute-force optimum, the linear-rate fit of Theorem 4.3 on the library's own Sinkhorn
 iterates (passes) and on a sublinear decay (fails), and the gap/ordering rows on hand-made
 tables."""

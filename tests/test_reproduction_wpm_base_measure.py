@@ -1,4 +1,4 @@
-"""The WPM MovieLens base-measure option (issue 14, docs/wpm-small-epsilon.md)."""
+"""The WPM MovieLens base-measure option (docs/wpm-small-epsilon.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The events stage at scale (issue 22), on the generated table of ``bench_scale.py``:
+"""The events stage at scale, on the generated table of ``bench_scale.py``:
 
 * ``events-scale-1e7``, ``events-scale-1e8``, ``events-scale-4e8``: the events stage through
   Snakemake (``--cores 2``, ``buckets: auto``) on the generated table at 10^7, 10^8 and
@@ -50,7 +50,7 @@ def _scale_note(run) -> str:
 
 
 def _scale_row(size: str, quick: bool) -> Row:
-    """The generated events table of issue 22 (bench_scale.py), partitioned, through Snakemake
+    """The generated events table (bench_scale.py), partitioned, through Snakemake
     on 2 cores with ``buckets: auto``; beside a larger size, the 10^7-row table again in the
     same process, for the ratio to linear time."""
     import bench_scale

@@ -6,8 +6,8 @@
 * ``mollifier-1e5x100``: KL and TV closed forms, 10^5 users x n = 100, and cvxpy with one
   problem per user (extrapolated, as in ``bench_mollifier.py``).
 
-With ``--baseline``, both add the revision's mollifier (``mollifier.py``, a package
-``mollifier/`` since issue 24).
+With ``--baseline``, both add the revision's mollifier (``mollifier.py``, or the package
+``mollifier/``).
 
 Imports numpy, :mod:`runner` and :mod:`rows.inputs` at the top; ``ldpsample``, ``cvxpy`` and
 ``bench_mollifier`` inside each function, so that a row's processes load only what it uses

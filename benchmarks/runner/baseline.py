@@ -28,7 +28,7 @@ def baseline(module: str):
     """``ldpsample.<module>`` as it was at ``--baseline <git revision>`` (None without one).
 
     The module's file ``<module>.py``, or every ``.py`` file of its package folder ``<module>/``
-    (the mollifier is one since issue 24), is read with ``git show`` and imported under another
+    (the mollifier is one), is read with ``git show`` and imported under another
     name, ``baseline_<module>``, so the old and the current code are timed side by side in the
     same process on the same inputs. A package's imports of its own modules
     (``ldpsample.<module>.x``) are renamed with it, so they load the old copies too.

@@ -146,8 +146,8 @@ def _kl_f(t: FloatArray) -> FloatArray:
 
 def _kl_terms(P: FloatArray, Q: FloatArray) -> FloatArray:
     """Elementwise ``kl_div(P, Q) = P log(P/Q) - P + Q``. scipy.special is imported here, not
-    at the top: it takes 0.13-0.2 s, and most of the pipeline's jobs import this module (through
-    ldpsample.events) without computing a KL divergence."""
+    at the top, because most of the pipeline's jobs import this module (through ldpsample.events)
+    without computing a KL divergence."""
     from scipy.special import kl_div
 
     return kl_div(P, Q)

@@ -29,9 +29,8 @@ os.environ.update(
 
 # A job's polars thread pool is its `threads:`. Snakemake exports OMP_NUM_THREADS (and the BLAS
 # variables) = threads to every job's shell and script, but polars reads only
-# POLARS_MAX_THREADS, once, at import; without it each job starts one thread per core, and two
-# 1-thread Avazu histogram jobs side by side took 8.5 s instead of 6.8 s (16.6 s of CPU instead
-# of 13.2 s: threads competing for two cores). The prefix is Snakemake's default plus the export.
+# POLARS_MAX_THREADS, once, at import; without it each job starts one thread per core, and jobs
+# side by side compete for the cores. The prefix is Snakemake's default plus the export.
 shell.prefix("set -euo pipefail; export POLARS_MAX_THREADS=$OMP_NUM_THREADS; ")
 
 

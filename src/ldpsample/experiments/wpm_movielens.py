@@ -358,7 +358,7 @@ def _output_distribution(
     experiment's choice), released by :func:`ldpsample.wasserstein.release_distributions`."""
     m = setup.cost.shape[1]
     if method == "wpm":
-        # shape None: the uniform base measure exactly as before the option existed.
+        # shape None: the uniform base measure exactly.
         mu = uniform_base_measure(m, scale) if shape is None else scale * shape
         return release_distributions(
             P, method="wpm", epsilon=eps, cost=setup.cost, mu=mu, wpm_method=wpm_method, eta=eta

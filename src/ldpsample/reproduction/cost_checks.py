@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ldpsample.minimax import minimax_coefficients
+from ldpsample.reproduction.kernel_lp import minimax_kernel_lp
 from ldpsample.reproduction.outcome import Outcome
 
 __all__ = ["closed_form_vs_lp", "size_exponent"]
@@ -52,9 +54,6 @@ def closed_form_vs_lp(
     optimum against the closed form's smallest diagonal entry (within 1e-9), its size and
     iterations; within the tolerance when every optimum matches and the LP has at least ``n^2``
     unknowns at every size (the fitted exponents are shown, not checked)."""
-    from ldpsample.minimax import minimax_coefficients
-    from ldpsample.reproduction.kernel_lp import minimax_kernel_lp
-
     seed = int(ctx.get("seed") or 0)
     shown, unknowns, iterations, gaps = [], [], [], []
     for n in sizes:

@@ -43,8 +43,7 @@ This module runs every step in one process (:func:`histograms_in_buckets`); the 
 :mod:`~ldpsample.events.bucketed.merge` (the merge),
 :mod:`~ldpsample.events.bucketed.bucket_histograms` and
 :mod:`~ldpsample.events.bucketed.bucket_priors` (the reduce step), the schemas in
-:mod:`~ldpsample.events.schemas`. Every public name this module held is importable from it as before
-(the workflow's scripts import them from here).
+:mod:`~ldpsample.events.schemas`. The workflow's scripts import every step from here.
 """
 
 from __future__ import annotations

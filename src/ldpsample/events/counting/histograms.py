@@ -24,8 +24,7 @@ keeps a null subcategory as a group and so also gives every user's total activit
 collected together with the table checks (one :func:`polars.collect_all`). Fractional
 weights take the row-by-row path (the activity filter, then the item ranking and the
 histograms as separate aggregations of the scan), whose sums do not re-sum partial sums.
-Measured on the 40 M-row Avazu-shaped table, one attribute: 6-14 s -> 4-6 s, peak
-0.66 -> 1.3 GB (the aggregate; benchmarks/results.md).
+The aggregate trades memory for time (docs/performance.md).
 
 This module holds the one job (:func:`build_event_histograms`) and the roster of a table's users
 (:func:`event_users`); its steps, shared with the map/reduce steps of
@@ -33,8 +32,8 @@ This module holds the one job (:func:`build_event_histograms`) and the roster of
 checks), :mod:`~ldpsample.events.reading.prepared` (the filtered table),
 :mod:`~ldpsample.events.counting.item_tops`, :mod:`~ldpsample.events.counting.kept_users`,
 :mod:`~ldpsample.events.counting.subcategories` and :mod:`~ldpsample.events.counting.public_priors`;
-the schemas in :mod:`~ldpsample.events.schemas`. Every public name this module held is importable
-from it as before (and the ``_check_numbers`` and ``_exact_sums`` that tests call and patch).
+the schemas in :mod:`~ldpsample.events.schemas`. The steps' public names (and the
+``_check_numbers`` and ``_exact_sums`` that tests call and patch) are importable from here too.
 """
 
 from __future__ import annotations
@@ -172,8 +171,7 @@ def build_event_histograms(
             with phase(log, f"{key}: {what}") as done:
                 if engine == "streaming" and not together:
                     # One query at a time: collect_all of several large aggregations holds all
-                    # their inputs in memory (measured: 6.9 GB peak for 9 attributes of a 40
-                    # M-row table).
+                    # their inputs in memory at once.
                     return [query.collect(engine=engine) for query in queries]
                 frames = pl.collect_all(queries, engine=engine)
                 if rows:

@@ -2,7 +2,7 @@
 over users, win summaries, the kernel audit and the per-user table written from the parts (an
 operator's view; what a release publishes and what it costs each user are
 :mod:`ldpsample.publish`'s). The trade-off table is :mod:`ldpsample.events.outputs.tradeoff`'s
-(:func:`tradeoff_table` and :data:`TRADEOFF_SCHEMA` are importable from here as before).
+(:func:`tradeoff_table` and :data:`TRADEOFF_SCHEMA` are importable from here too).
 
 Imports no mechanism (no scipy): the experiments' tables (:mod:`ldpsample.experiments.avazu`,
 :mod:`ldpsample.experiments.movielens`) import this module; pyarrow is imported by
@@ -513,8 +513,7 @@ def write_per_user_parts(
     files = [pq.ParquetFile(str(part)) for _, _, part in parts]
     schema = files[0].schema_arrow if files else None
     # each part's row-group offsets: a run is read from the row groups that hold it, so no
-    # reader per part stays open (29 open readers held ~40 MB each: the combine job of a
-    # 4e8-row table peaked at 3.9 GB)
+    # reader per part stays open (each open reader holds its buffers)
     offsets = [
         np.cumsum([0] + [f.metadata.row_group(g).num_rows for g in range(f.num_row_groups)])
         for f in files

@@ -178,7 +178,7 @@ def scan_events(
     kind = files.format
     checked = kind != "parquet" and check_lines
     skipped = _csv_skipped(files, key=key, on_bad_rows=on_bad_rows) if checked else {}
-    # one scan of every file (a lone file as itself, as before partitioned tables existed)
+    # one scan of every file (a lone file as itself)
     every = files.files[0] if len(files.files) == 1 else list(files.files)
     ragged = {"truncate_ragged_lines": True} if skipped or not check_lines else {}
     if kind == "parquet" and not hive:

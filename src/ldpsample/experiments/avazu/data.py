@@ -24,11 +24,11 @@ other (published code); ``exclude_placeholder_device=True`` drops its rows first
 integers), validating the header and every value on the way, so that the 40 M-row file is never
 held as Python objects.
 
-The pipeline reads the converted parquet as an events table (issue 11): its histogram jobs run
+The pipeline reads the converted parquet as an events table: its histogram jobs run
 :func:`ldpsample.events.build_event_histograms` with the rules above as events options
 (docs/own-data.md) and :mod:`ldpsample.experiments.avazu.tables` restates the results in the Avazu
-layout. The former stand-alone builder of these histograms lives on only as the tests' oracle
-(``tests/real_data_oracle.py``).
+layout. The tests' oracle (``tests/real_data_oracle.py``) builds the same histograms
+independently.
 
 Malformed input, case by case:
 

@@ -5,8 +5,7 @@ The ``avazu:`` config section is translated into events options in
 ``workflow/rules/avazu_common.smk`` (``get_avazu_histogram_params``; docs/own-data.md lists the
 mapping); the histograms and the per-user divergences come from
 :func:`ldpsample.events.build_event_histograms` and :func:`ldpsample.events.evaluate_attribute`.
-This module only restates the results in the Avazu contract that the pipeline has published
-since issue 4:
+This module only restates the results in the Avazu contract that the pipeline publishes:
 
 * ``max_tv``: ``epsilon, attribute, subcategory (Int64), method, max_tv, n_users`` with methods
   ``minimax`` and ``mollifier_tv``, sorted by epsilon, attribute, subcategory (as a number),
@@ -74,8 +73,7 @@ def avazu_max_tv_of_parts(paths: Sequence[str | os.PathLike[str]]) -> pl.DataFra
     ``evaluate_attribute`` writes them), read one at a time and only their key and TV columns.
 
     A subcategory's devices are all in its attribute's part, so each part's worst cases are the
-    whole table's: the peak memory is that of one part's columns, not of every part's (the
-    full-size Avazu figure job: 1.41 GB when it concatenated the parts first).
+    whole table's: the peak memory is that of one part's columns, not of every part's.
     """
     frames = [
         avazu_max_tv(pl.scan_parquet(path).select(pl.exclude("user", "^kl_.*$")).collect())

@@ -21,8 +21,8 @@ The pipeline turns the parsed files into events tables
 (:mod:`ldpsample.experiments.movielens.tables`, one
 row per (user, genre)) and runs them through the events stage; this module keeps the readers
 (:func:`read_ml1m`, :func:`read_ml100k`), the common genres and the per-user genre masses it
-uses. The former matrix builder of the histograms and priors lives on only as the tests' oracle
-(``tests/real_data_oracle.py``).
+uses. The tests' oracle (``tests/real_data_oracle.py``) builds the same histograms and priors
+as matrices, independently.
 
 Files are parsed strictly, and every fault is a ``ValueError`` naming the file and line: a
 line with the wrong number of fields, a non-integer field, an id that is not a positive
