@@ -189,3 +189,17 @@ def test_no_docstring_lists_imports_or_cites_an_issue():
             if "#" in line and ISSUE_NUMBER.search(line.partition("#")[2]):
                 faults.append(f"{path.relative_to(ROOT).as_posix()}:{number}: {line.strip()}")
     assert not faults, "\n".join(faults)
+
+
+def test_contributing_maps_every_package_and_events_step():
+    """CONTRIBUTING.md's module map names every package of the library and every step of
+    ``events/`` (as ``name/``), so a new package gets its sentence."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8").split("## Module map", 1)[1]
+    text = text.split("\n## ", 1)[0]
+    packages = sorted(
+        init.parent.relative_to(LIBRARY).as_posix() + "/"
+        for init in LIBRARY.rglob("__init__.py")
+        if init.parent.parent in (LIBRARY, LIBRARY / "events", LIBRARY / "experiments")
+    )
+    missing = [package for package in packages if f"`{package}" not in text]
+    assert packages and not missing, f"CONTRIBUTING.md's module map lacks {missing}"
