@@ -94,7 +94,7 @@ def _events_files() -> Any:
     name = "ldpsample_events_files"
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).resolve().parents[2] / "events" / "files.py"
+            name, Path(__file__).resolve().parents[2] / "events" / "reading" / "files.py"
         )
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
