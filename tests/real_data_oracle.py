@@ -44,7 +44,7 @@ PathLike = str | os.PathLike[str]
 PriorSource = Literal["ml-100k", "ml-1m"]
 
 # --------------------------------------------------------------------------------------------
-# MovieLens: the former matrix builder (formerly in ldpsample.datasets.movielens)
+# MovieLens: the former matrix builder of the library
 # --------------------------------------------------------------------------------------------
 
 
@@ -212,7 +212,7 @@ def build_movielens_data(
 
 
 # --------------------------------------------------------------------------------------------
-# Avazu: the former histogram builder (formerly in ldpsample.datasets.avazu)
+# Avazu: the former histogram builder of the library
 # --------------------------------------------------------------------------------------------
 
 #: Columns and types of :func:`build_avazu_histograms`' result.
