@@ -33,10 +33,9 @@ def merge_partials(
     path: str,
     options: Mapping[str, Any],
 ) -> tuple[dict[str, Any], pl.DataFrame, pl.DataFrame]:
-    """The reduce step of the partitions: the whole table's checks (raising for an empty table
-    or listed items it lacks, as
-    :func:`~ldpsample.events.counting.histograms.build_event_histograms`), its
-    rows per subcategory (:data:`~ldpsample.events.schemas.ROWS_SCHEMA`) and every subcategory's
+    """The reduce step of the partitions: the whole table's checks (raising for an empty table or
+    listed items it lacks, as :func:`~ldpsample.events.counting.histograms.build_event_histograms`),
+    its rows per subcategory (:data:`~ldpsample.events.schemas.ROWS_SCHEMA`) and every subcategory's
     top items (``attribute, subcategory, item``; empty when every item is kept or a release spec
     gives them) from the summed ranking."""
     opts = _options(options)

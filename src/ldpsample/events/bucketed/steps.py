@@ -19,10 +19,9 @@ sorted order. The steps (one Snakemake rule each, ``workflow/rules/events_bucket
 4. :func:`~ldpsample.events.bucketed.merge.merge_partials` (one small job): the checks of the whole
    table, its rows per subcategory, and the ``top_items`` of every subcategory from the summed
    ranking;
-5. :func:`~ldpsample.events.bucketed.bucket_histograms.bucket_histograms` (one job per bucket): its
-users'
-   sums per (subcategory, user, item) over every partition, the activity filters and the histograms
-   on the top items, and per subcategory its kept users, items and pooled counts;
+5. :func:`~ldpsample.events.bucketed.bucket_histograms.bucket_histograms` (one job per bucket):
+   its users' sums per (subcategory, user, item) over every partition, the activity filters and
+   the histograms on the top items, and per subcategory its kept users, items and pooled counts;
 6. :func:`~ldpsample.events.bucketed.bucket_priors.attribute_priors` (one job per attribute): the
    subcategories table (``min_users`` counts the users of every bucket) and every kept subcategory's
    prior ``q`` on its items (:class:`ldpsample.events.counting.data_priors.UserMeanFold` folds a

@@ -4,11 +4,10 @@ draws from, and the check that its realised ε does not exceed the claimed ε.
 A user's released item is drawn from ``p K`` where ``K`` is the minimax-optimal kernel of the
 subcategory's public prior (:func:`ldpsample.minimax_coefficients`); the evaluation
 (:mod:`ldpsample.events.scoring.metrics`) and the client-side release
-(:mod:`ldpsample.publish.client`)
-both build it here. The audit looks only at the kernel actually used, never at its claimed ε:
-a minimax kernel's coefficients in O(n) (:func:`ldpsample.minimax_realized_epsilon`), any other
-kernel's matrix (:func:`ldpsample.realized_epsilon`), so it would catch a kernel built wrongly
-anywhere upstream.
+(:mod:`ldpsample.publish.client`) both build it here. The audit looks only at the kernel actually
+used, never at its claimed ε: a minimax kernel's coefficients in O(n)
+(:func:`ldpsample.minimax_realized_epsilon`), any other kernel's matrix
+(:func:`ldpsample.realized_epsilon`), so it would catch a kernel built wrongly anywhere upstream.
 """
 
 from __future__ import annotations
