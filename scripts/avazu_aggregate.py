@@ -1,9 +1,9 @@
 """Avazu tables of one variant from the events stage's per-attribute parts: the worst cases
 (max_tv.csv/.parquet), the win summary (summary.csv), the subcategories kept and skipped per
-attribute (subcategories.csv) (ldpsample.events.avazu), and the events extras: every device's
-TV (per_user.parquet) and the kernel audit (audit.csv, re-checked) (ldpsample.events.tables).
-An empty result (every subcategory skipped) gives the same files with no data rows and a
-warning in the log."""
+attribute (subcategories.csv) (ldpsample.experiments.avazu.tables), and the events extras: every
+device's TV (per_user.parquet) and the kernel audit (audit.csv, re-checked)
+(ldpsample.events.outputs.tables). An empty result (every subcategory skipped) gives the same files
+with no data rows and a warning in the log."""
 
 import json
 from pathlib import Path
@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.events import tables
-from ldpsample.events.avazu import avazu_max_tv, avazu_subcategory_counts, avazu_summary
+from ldpsample.events.outputs import tables
+from ldpsample.experiments.avazu.tables import avazu_max_tv, avazu_subcategory_counts, avazu_summary
 from ldpsample.pipeline.io import write_csv, write_parquet
 from ldpsample.pipeline.scripting import start
 

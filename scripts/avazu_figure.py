@@ -6,7 +6,7 @@ named by it."""
 
 from typing import TYPE_CHECKING
 
-from ldpsample.events.avazu import avazu_max_tv_of_parts
+from ldpsample.experiments.avazu.tables import avazu_max_tv_of_parts
 from ldpsample.figures.real_data import plot_avazu_attribute
 from ldpsample.figures.style import close
 from ldpsample.pipeline.io import write_figure

@@ -1,13 +1,13 @@
 """Events dataset in buckets, one bucket: its users' histograms on each subcategory's top items,
 and per subcategory its kept users and their items' counts
-(ldpsample.events.buckets.bucket_histograms)."""
+(ldpsample.events.bucketed.steps.bucket_histograms)."""
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.events.buckets import bucket_histograms
+from ldpsample.events.bucketed.steps import bucket_histograms
 from ldpsample.pipeline.io import write_parquet
 from ldpsample.pipeline.scripting import start
 

@@ -1,10 +1,10 @@
 """Events dataset in buckets, one bucket: the item ranking's partial sums over the users kept by
-the global activity filter (ldpsample.events.buckets.bucket_ranks)."""
+the global activity filter (ldpsample.events.bucketed.steps.bucket_ranks)."""
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ldpsample.events.buckets import bucket_ranks
+from ldpsample.events.bucketed.steps import bucket_ranks
 from ldpsample.pipeline.io import write_parquet
 from ldpsample.pipeline.scripting import start
 

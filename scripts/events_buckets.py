@@ -1,9 +1,9 @@
 """Events dataset in buckets: the user ids that split the users into ranges of about equal
-rows, from a sample of the user column (ldpsample.events.buckets.bucket_boundaries)."""
+rows, from a sample of the user column (ldpsample.events.bucketed.steps.bucket_boundaries)."""
 
 from typing import TYPE_CHECKING
 
-from ldpsample.events.buckets import bucket_boundaries
+from ldpsample.events.bucketed.steps import bucket_boundaries
 from ldpsample.pipeline.io import write_json
 from ldpsample.pipeline.scripting import start
 

@@ -1,13 +1,13 @@
 """Events dataset: the evaluation tables from the per-attribute parts, or the (attribute,
 bucket) parts of a table in buckets, read as streams (worst cases, the summary with its
 recommendation per attribute and ε, the trade-off per attribute against ε, kernel audit
-re-checked) (ldpsample.events.tables)."""
+re-checked) (ldpsample.events.outputs.tables)."""
 
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.events import tables
+from ldpsample.events.outputs import tables
 from ldpsample.pipeline.io import write_csv, write_parquet
 from ldpsample.pipeline.scripting import start
 

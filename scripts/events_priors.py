@@ -1,7 +1,7 @@
 """Events dataset in buckets, one attribute: the subcategories table over every bucket's users
 (min_users) and the prior q of each kept subcategory on its items: pooled counts, the user_mean
 fold in user order, uniform, a public table or the release spec
-(ldpsample.events.buckets.attribute_priors)."""
+(ldpsample.events.bucketed.steps.attribute_priors)."""
 
 import json
 from pathlib import Path
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.events.buckets import attribute_priors
+from ldpsample.events.bucketed.steps import attribute_priors
 from ldpsample.pipeline.io import write_parquet
 from ldpsample.pipeline.scripting import start
 from ldpsample.publish.spec import DOMAIN_SCHEMA

@@ -1,9 +1,9 @@
 """Events dataset with release: true: every user of the table, sorted (the roster each spec
-subcategory is released to; ldpsample.events.histograms.event_users)."""
+subcategory is released to; ldpsample.events.counting.histograms.event_users)."""
 
 from typing import TYPE_CHECKING
 
-from ldpsample.events.histograms import event_users
+from ldpsample.events.counting.histograms import event_users
 from ldpsample.events.options import EventsOptions
 from ldpsample.pipeline.io import write_parquet
 from ldpsample.pipeline.scripting import start

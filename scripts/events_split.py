@@ -1,6 +1,6 @@
 """Events dataset in buckets, one file of the table: its checks, rows per subcategory and item
 ranking partial sums, and its rows streamed into one file per bucket
-(ldpsample.events.buckets.split_partition)."""
+(ldpsample.events.bucketed.steps.split_partition)."""
 
 import json
 import os
@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.events.buckets import split_partition, write_partials
-from ldpsample.events.table import table_files
+from ldpsample.events.bucketed.steps import split_partition, write_partials
+from ldpsample.events.reading.scan import table_files
 from ldpsample.pipeline.scripting import start
 from ldpsample.publish.spec import DOMAIN_SCHEMA
 

@@ -1,12 +1,12 @@
 """Events dataset in buckets: the whole table's checks and rows per subcategory, and every
-subcategory's top items from the summed ranking (ldpsample.events.buckets.merge_partials)."""
+subcategory's top items from the summed ranking (ldpsample.events.bucketed.steps.merge_partials)."""
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.events.buckets import merge_partials, read_checks
+from ldpsample.events.bucketed.steps import merge_partials, read_checks
 from ldpsample.pipeline.io import write_json, write_parquet
 from ldpsample.pipeline.scripting import start
 from ldpsample.publish.spec import DOMAIN_SCHEMA

@@ -1,13 +1,14 @@
 """MovieLens tables of one variant from the events stage's per-user table (attribute
 age_group): per_user.parquet, max_tv.csv, max_kl.csv and the win summary (summary.csv) in the
-MovieLens layout (ldpsample.events.movielens), and the kernel audit (audit.csv, re-checked)."""
+MovieLens layout (ldpsample.experiments.movielens.tables), and the kernel audit (audit.csv,
+re-checked)."""
 
 from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ldpsample.events import tables
-from ldpsample.events.movielens import (
+from ldpsample.events.outputs import tables
+from ldpsample.experiments.movielens.tables import (
     movielens_max_tables,
     movielens_per_user,
     movielens_summary,

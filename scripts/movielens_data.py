@@ -1,10 +1,10 @@
 """MovieLens as events tables, once for every variant: one row per (user, genre) of ML-1M (the
 private side) and of ML-100K (the public table of the AISTATS prior), with the age group and
-both weights (ldpsample.events.movielens.movielens_events)."""
+both weights (ldpsample.experiments.movielens.tables.movielens_events)."""
 
 from typing import TYPE_CHECKING
 
-from ldpsample.events.movielens import movielens_events
+from ldpsample.experiments.movielens.tables import movielens_events
 from ldpsample.pipeline.io import write_parquet
 from ldpsample.pipeline.scripting import start
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ldpsample.datasets.movielens import read_ml100k
+from ldpsample.experiments.movielens.data import read_ml100k
 from ldpsample.experiments.wpm_movielens import movielens_hit_rates, prepare_movielens
 from ldpsample.pipeline.io import write_parquet
 from ldpsample.pipeline.scripting import start

@@ -1,5 +1,5 @@
 """Test-only reference: the real-data (MovieLens, Avazu) implementation the pipeline ran before
-both experiments moved onto the events stage (issue 11), kept verbatim in its simple form (worst
+both experiments moved onto the events stage, kept verbatim in its simple form (worst
 case over users per group, per ε) to check that the published tables did not change.
 
 It holds the former builders too, moved here from ``ldpsample.datasets`` when the library
@@ -23,8 +23,11 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from ldpsample.datasets.avazu import AVAZU_ATTRIBUTES, PLACEHOLDER_DEVICE_ID
-from ldpsample.datasets.movielens import (
+from ldpsample.datasets.registry import OFFICIAL_ROW_COUNTS
+from ldpsample.divergences import kl_divergence, tv_distance
+from ldpsample.events.outputs.tables import WIN_SUMMARY_SCHEMA, win_summary
+from ldpsample.experiments.avazu.data import AVAZU_ATTRIBUTES, PLACEHOLDER_DEVICE_ID
+from ldpsample.experiments.movielens.data import (
     AGE_GROUPS,
     Weight,
     _masses_with_groups,
@@ -32,9 +35,6 @@ from ldpsample.datasets.movielens import (
     read_ml1m,
     read_ml100k,
 )
-from ldpsample.datasets.registry import OFFICIAL_ROW_COUNTS
-from ldpsample.divergences import kl_divergence, tv_distance
-from ldpsample.events.tables import WIN_SUMMARY_SCHEMA, win_summary
 from ldpsample.minimax import apply_minimax
 from ldpsample.mollifier import relative_mollifier_kl, relative_mollifier_tv
 
@@ -44,7 +44,7 @@ PathLike = str | os.PathLike[str]
 PriorSource = Literal["ml-100k", "ml-1m"]
 
 # --------------------------------------------------------------------------------------------
-# MovieLens: the former matrix builder (ldpsample.datasets.movielens until issue 11)
+# MovieLens: the former matrix builder of the library
 # --------------------------------------------------------------------------------------------
 
 
@@ -121,17 +121,18 @@ def build_movielens_data(
     """Private histograms of ML-1M users and public priors per age group.
 
     The pipeline runs the same data as events tables
-    (:func:`ldpsample.events.movielens.movielens_events`, one row per (user, genre)) through the
-    events stage; this matrix form is the reference the tests compare the events path against.
+    (:func:`ldpsample.experiments.movielens.tables.movielens_events`, one row per (user, genre))
+    through the events stage; this matrix form is the reference the tests compare the events path
+    against.
 
     Parameters
     ----------
     ml1m_files
         ML-1M ``ratings``, ``movies``, ``users`` (see
-        :func:`ldpsample.datasets.movielens.read_ml1m`).
+        :func:`ldpsample.experiments.movielens.data.read_ml1m`).
     ml100k_files
         ML-100K ``ratings``, ``items``, ``users``, ``genres`` (see
-        :func:`ldpsample.datasets.movielens.read_ml100k`). Needed for the common genres
+        :func:`ldpsample.experiments.movielens.data.read_ml100k`). Needed for the common genres
         whatever ``prior_source`` is.
     weight
         ``"count"`` (published code, default): each rating adds 1 to each genre of its movie;
@@ -211,7 +212,7 @@ def build_movielens_data(
 
 
 # --------------------------------------------------------------------------------------------
-# Avazu: the former histogram builder (ldpsample.datasets.avazu until issue 11)
+# Avazu: the former histogram builder of the library
 # --------------------------------------------------------------------------------------------
 
 #: Columns and types of :func:`build_avazu_histograms`' result.
@@ -245,7 +246,7 @@ def build_avazu_histograms(
     Parameters
     ----------
     parquet
-        Output of :func:`ldpsample.datasets.avazu.convert_avazu_to_parquet`.
+        Output of :func:`ldpsample.experiments.avazu.data.convert_avazu_to_parquet`.
     attribute
         One of :data:`AVAZU_ATTRIBUTES`.
     top_sites

@@ -109,7 +109,7 @@ def test_the_readmes_headline_numbers_are_in_the_generated_table():
 
 
 def test_a_baseline_revision_loads_the_mollifier_package_as_it_was(tmp_path, monkeypatch):
-    """``--baseline <rev>`` times the mollifier as of ``<rev>``: since issue 24 a package whose
+    """``--baseline <rev>`` times the mollifier as of ``<rev>``: a package whose
     modules import each other, so each must run from ``<rev>``'s copy, none from the current
     package (HEAD's copy is the same code, so the "before" line differs by nothing)."""
     output = tmp_path / "results.md"

@@ -20,7 +20,7 @@ from ldpsample import (
     relative_mollifier_tv,
     tv_distance,
 )
-from ldpsample.events.tables import KEEPS_PRIOR, _ranked, _reason
+from ldpsample.events.outputs.tables import KEEPS_PRIOR, _ranked, _reason
 from ldpsample.minimax import minimax_risk
 
 priors = st.lists(st.floats(0.01, 1.0), min_size=2, max_size=7).map(

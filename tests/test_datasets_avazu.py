@@ -15,14 +15,14 @@ import pytest
 from real_data_oracle import HISTOGRAM_SCHEMA, avazu_user_matrix, build_avazu_histograms
 
 from ldpsample.datasets import registry
-from ldpsample.datasets.avazu import (
+from ldpsample.experiments.avazu.data import (
     AVAZU_ATTRIBUTES,
     AVAZU_COLUMNS,
     PLACEHOLDER_DEVICE_ID,
     convert_avazu_to_parquet,
     placeholder_share,
 )
-from ldpsample.datasets.avazu_synthetic import generate_avazu_like
+from ldpsample.experiments.avazu.synthetic import generate_avazu_like
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 REAL = SHARED / "avazu" / "train.gz"
@@ -316,7 +316,7 @@ def test_wrong_column_count_can_be_skipped_and_counted(tmp_path, caplog):
 def test_empty_lines_at_the_end_are_ignored(tmp_path, caplog, split):
     """Harmless at the end (not counted as skipped); followed by data, still a malformed row,
     also when the empty lines end one block and the data row starts the next."""
-    caplog.set_level(logging.INFO, logger="ldpsample.datasets.avazu")
+    caplog.set_level(logging.INFO, logger="ldpsample.experiments.avazu.data")
     good = ",".join(DEFAULT_ROW[c] for c in AVAZU_COLUMNS)
     # header, 20 rows and the 2 empty lines fill the first block exactly
     block_size = len(",".join(AVAZU_COLUMNS)) + 1 + 20 * (len(good) + 1) + 2 if split else 1 << 20

@@ -14,7 +14,7 @@ import pytest
 from real_data_oracle import build_movielens_data
 
 from ldpsample.datasets import locate_dataset_files
-from ldpsample.datasets.movielens import AGE_GROUPS, COMMON_GENRES, age_group, read_ml1m
+from ldpsample.experiments.movielens.data import AGE_GROUPS, COMMON_GENRES, age_group, read_ml1m
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 needs_shared = pytest.mark.skipif(

@@ -12,7 +12,12 @@ import pytest
 from _workflow import ROOT
 
 PAGES = sorted(
-    [ROOT / "README.md", ROOT / "config" / "README.md", *(ROOT / "docs").glob("*.md")],
+    [
+        ROOT / "README.md",
+        ROOT / "CONTRIBUTING.md",
+        ROOT / "config" / "README.md",
+        *(ROOT / "docs").glob("*.md"),
+    ],
     key=str,
 )
 # [text](target) and ![alt](target), outside code spans and fenced blocks

@@ -15,7 +15,7 @@ from _workflow import OTHERS_OFF, ROOT, copy_workflow, events_entry, snakemake, 
 
 from ldpsample.events import evaluate_events
 from ldpsample.events.evaluation import _as_arguments
-from ldpsample.events.table import EventsTableError
+from ldpsample.events.reading.scan import EventsTableError
 from ldpsample.pipeline.config_check import ConfigError, check_config, check_events
 
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"

@@ -14,9 +14,9 @@ from ldpsample.events import (
     build_event_histograms,
     evaluate_attribute,
 )
-from ldpsample.events.avazu import avazu_max_tv, avazu_max_tv_of_parts
 from ldpsample.events.options import EventsOptions
-from ldpsample.events.tables import concat_attribute_parts, max_table, summary
+from ldpsample.events.outputs.tables import concat_attribute_parts, max_table, summary
+from ldpsample.experiments.avazu.tables import avazu_max_tv, avazu_max_tv_of_parts
 
 
 def write(tmp_path, rows, name="events.parquet"):
@@ -213,7 +213,7 @@ def test_avazu_max_tv_part_by_part_equals_the_whole_table(tmp_path):
 def test_a_non_private_kernel_fails_the_audit(monkeypatch):
     """The evaluation's audit passes the release's kernel and fails one built for 2ε in its
     place (the kernel code the metrics call, replaced)."""
-    from ldpsample.events import release as release_module
+    from ldpsample.events.scoring import release_kernel as release_module
 
     def evaluate():
         return evaluate_attribute(
@@ -279,7 +279,7 @@ def test_aggregate_path_equals_row_path(tmp_path, monkeypatch, scope, count, ran
     """Integer weights take the one-group-by path (sums over the (subcategory, user, item)
     aggregate); it gives the same frames, bit for bit, as the row-by-row path that fractional
     weights take, for every scope, weight, ranking and for two attributes with nulls."""
-    import ldpsample.events.histograms as histograms
+    import ldpsample.events.counting.histograms as histograms
 
     path = tmp_path / "e.parquet"
     _random_events(np.random.default_rng(7), 3000, fractional=False).write_parquet(path)
@@ -305,7 +305,7 @@ def test_aggregate_path_equals_row_path(tmp_path, monkeypatch, scope, count, ran
 
 
 def test_fractional_weights_take_the_row_path(tmp_path):
-    import ldpsample.events.histograms as histograms
+    import ldpsample.events.counting.histograms as histograms
 
     path = tmp_path / "e.parquet"
     _random_events(np.random.default_rng(8), 500, fractional=True).write_parquet(path)
@@ -318,7 +318,7 @@ def test_fractional_weights_take_the_row_path(tmp_path):
 
 
 def test_subcategory_matrix_sorts_like_numpy():
-    from ldpsample.events.metrics import subcategory_matrix
+    from ldpsample.events.scoring.metrics import subcategory_matrix
 
     rows = pl.DataFrame(
         {

@@ -1,7 +1,8 @@
 """Faulty rows of an events table in the library: a CSV's records with a field missing or one too
-many and unclosed quotes (events/csv_lines.py, exact rows and lines, multi-line quoted fields,
-and a hypothesis property against the csv module of the standard library), their skip giving
-the table without them, and the value faults' messages and counts (events/table_checks.py)."""
+many and unclosed quotes (events/reading/csv_lines.py, exact rows and lines, multi-line quoted
+fields, and a hypothesis property against the csv module of the standard library), their skip giving
+the table without them, and the value faults' messages and counts
+(events/reading/table_checks.py)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ldpsample.events.csv_lines import csv_faults
-from ldpsample.events.histograms import build_event_histograms
+from ldpsample.events.counting.histograms import build_event_histograms
 from ldpsample.events.options import EventsOptions
-from ldpsample.events.table import EventsTableError, scan_events
+from ldpsample.events.reading.csv_lines import csv_faults
+from ldpsample.events.reading.scan import EventsTableError, scan_events
 
 COLUMNS = [("user", "k.user"), ("item", "k.item"), ("genre", "k.attributes")]
 

@@ -1,4 +1,4 @@
-"""Partitioned events tables and the map/reduce rules (issue 22) through Snakemake, in a temporary
+"""Partitioned events tables and the map/reduce rules through Snakemake, in a temporary
 copy of the project: the same rows as one file (one histogram and metrics job per attribute)
 and as a folder of parquet files, a glob of CSV files or a hive dataset evaluated in buckets
 give byte-identical tables (per_user.parquet equal in content), also where the ranking needs

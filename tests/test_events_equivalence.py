@@ -1,4 +1,4 @@
-"""MovieLens and Avazu as configurations of the events stage (issue 11): in one Snakemake run on
+"""MovieLens and Avazu as configurations of the events stage: in one Snakemake run on
 ../shared/data per option set,
 
 * the published MovieLens and Avazu tables (results/movielens/..., results/avazu/... and an
@@ -21,7 +21,7 @@ import real_data_oracle as oracle
 from _workflow import SHARED_DATA, copy_workflow, snakemake, write_config
 
 from ldpsample.datasets.download import locate_dataset_files
-from ldpsample.events.movielens import movielens_events
+from ldpsample.experiments.movielens.tables import movielens_events
 from ldpsample.pipeline.config_check import AVAZU_VARIANT_KEYS
 
 pytestmark = [

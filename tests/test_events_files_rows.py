@@ -1,6 +1,6 @@
 """``buckets: auto`` counts a parquet table's rows from the files' footers
-(ldpsample.events.files.parquet_rows, standard library only), so a well-compressed table is not
-taken for a small one (one histogram job of 5.6 GB for 2*10^7 zstd rows sized as < 10^7)."""
+(ldpsample.events.reading.files.parquet_rows, standard library only), so a well-compressed table is
+not taken for a small one (one histogram job of 5.6 GB for 2*10^7 zstd rows sized as < 10^7)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ldpsample.events import files as files_module
-from ldpsample.events.files import auto_buckets, estimated_rows, list_table_files, parquet_rows
+from ldpsample.events.reading import files as files_module
+from ldpsample.events.reading.files import (
+    auto_buckets,
+    estimated_rows,
+    list_table_files,
+    parquet_rows,
+)
 
 
 @settings(max_examples=25)

@@ -19,7 +19,7 @@ import yaml
 from _workflow import ROOT, copy_workflow, planned_jobs, snakemake
 
 from ldpsample.events import build_event_histograms, evaluate_events
-from ldpsample.events.buckets import histograms_in_buckets
+from ldpsample.events.bucketed.steps import histograms_in_buckets
 from ldpsample.events.options import (
     HISTOGRAM_FIELDS,
     METRICS_FIELDS,

@@ -1,5 +1,5 @@
-"""Events tables at scale (issue 22), at the library level: partitioned input (a folder, a glob,
-a hive dataset), the map/reduce steps of ldpsample.events.buckets giving the one job's
+"""Events tables at scale, at the library level: partitioned input (a folder, a glob,
+a hive dataset), the map/reduce steps of ldpsample.events.bucketed.steps giving the one job's
 histograms, subcategories and priors bit for bit for any partitioning and bucket count, the
 user_mean fold equal to P.mean(axis=0), metrics independent of threads and chunks, randomized
 response's closed form, the sparse path of large subcategories against the dense one, and the
@@ -21,19 +21,15 @@ from ldpsample import randomized_response, realized_epsilon
 from ldpsample.audit import randomized_response_realized_epsilon
 from ldpsample.baselines import linear_minimax
 from ldpsample.divergences import kl_divergence, tv_distance
-from ldpsample.events import (
-    EventsTableError,
-    build_event_histograms,
-    evaluate_attribute,
-    metrics,
-    tables,
-)
-from ldpsample.events import priors as priors_module
-from ldpsample.events.buckets import histograms_in_buckets
-from ldpsample.events.files import list_table_files
+from ldpsample.events import EventsTableError, build_event_histograms, evaluate_attribute
+from ldpsample.events.bucketed.steps import histograms_in_buckets
+from ldpsample.events.counting import data_priors as priors_module
+from ldpsample.events.counting.data_priors import UserMeanFold, csr_rows
 from ldpsample.events.options import EventsOptions
-from ldpsample.events.priors import UserMeanFold, csr_rows
-from ldpsample.events.table import scan_events
+from ldpsample.events.outputs import tables
+from ldpsample.events.reading.files import list_table_files
+from ldpsample.events.reading.scan import scan_events
+from ldpsample.events.scoring import metrics
 
 ALL_METHODS = ["minimax", "mollifier_tv", "mollifier_kl", "randomized_response"]
 BASE = dict(

@@ -1,4 +1,4 @@
-"""The events stage (issue 11) through Snakemake in a temporary copy of the project: small
+"""The events stage through Snakemake in a temporary copy of the project: small
 events tables written here in every supported format, the output contracts and values (checked
 against the dense kernels of the library, an independent route), the privacy audit failing a
 run whose kernel is not private, bad input failing with a message that names the key, file or
@@ -373,7 +373,7 @@ def test_events_audit_fails_on_a_non_private_kernel(tmp_path):
     wd = copy_workflow(tmp_path / "wf")
     (wd / "data").mkdir()
     small_events().write_parquet(wd / "data/events.parquet")
-    module = wd / "src/ldpsample/events/release.py"
+    module = wd / "src/ldpsample/events/scoring/release_kernel.py"
     module.write_text(
         module.read_text() + "\n\n_private_kernel = minimax_release_kernel\n\n"
         "def minimax_release_kernel(q, *, epsilon):  # injected by the test: NOT ε-LDP\n"

@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.image import imread
 
 from ldpsample.events import evaluate_attribute
-from ldpsample.events.tables import max_table, tradeoff_table
+from ldpsample.events.outputs.tables import max_table, tradeoff_table
 from ldpsample.experiments.wpm_ring import ring_example
 from ldpsample.figures.events import plot_attribute, plot_tradeoff
 from ldpsample.figures.movielens import plot_movielens_epsilon
@@ -124,7 +124,7 @@ def test_every_method_has_one_colour_and_a_legend_entry_in_every_figure(per_user
     avazu = per_user.select(
         "epsilon", "attribute", "subcategory", "user", "tv_minimax", "tv_mollifier_tv"
     ).with_columns(pl.col("subcategory").str.slice(1))  # Avazu's subcategories are integers
-    from ldpsample.events.avazu import avazu_max_tv
+    from ldpsample.experiments.avazu.tables import avazu_max_tv
 
     figure = saved(plot_avazu_attribute(avazu_max_tv(avazu), attribute="age"))
     assert legend_colors(figure) == {

@@ -1,6 +1,6 @@
 """The events and Avazu figures as a reader sees them: rendered, every legend lies inside the
-saved image and names the methods by their display names, and the axes are labelled (issue 20:
-the events bars' legend was placed outside the axes and cut off on save). Checked on tables
+saved image and names the methods by their display names, and the axes are labelled (a legend
+outside the axes would be cut off on save). Checked on tables
 built by the library from a small events table, the path the pipeline's figure jobs take."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 from matplotlib.figure import Figure
 
 from ldpsample.events import evaluate_attribute
-from ldpsample.events.avazu import avazu_max_tv
-from ldpsample.events.tables import max_table, tradeoff_table
+from ldpsample.events.outputs.tables import max_table, tradeoff_table
+from ldpsample.experiments.avazu.tables import avazu_max_tv
 from ldpsample.figures.events import plot_attribute, plot_tradeoff
 from ldpsample.figures.real_data import plot_avazu_attribute
 from ldpsample.figures.style import close, display_name, value_scale

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -87,3 +88,118 @@ def test_every_folder_of_the_library_has_a_line_in_the_readmes_layout_map():
     )
     missing = [folder for folder in folders if folder not in lines]
     assert not missing, f"README layout map lacks {missing}"
+
+
+ROOT = LIBRARY.parents[1]
+#: Sub-command modules of the ``ldpsample`` command: every one is imported to build the parser,
+#: so each imports its sub-command's library (polars, matplotlib: absent from the core install)
+#: when that sub-command runs.
+DEFERRED_IMPORTS = {"src/ldpsample/cli/estimate.py", "src/ldpsample/cli/show.py"}
+
+
+def ldpsample_imports_in_functions(source: str) -> list[int]:
+    """The lines of ``import ldpsample...``/``from ldpsample... import`` statements (or relative
+    ones) inside a function of ``source``."""
+    lines = []
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = ["ldpsample"] if node.level else [node.module or ""]
+            else:
+                continue
+            if any(name.split(".")[0] == "ldpsample" for name in names):
+                lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def test_the_in_function_import_finder_finds_one():
+    source = 'def f():\n    """x"""\n    from ldpsample.minimax import apply_minimax\n'
+    assert ldpsample_imports_in_functions(source) == [3]
+    assert ldpsample_imports_in_functions("from ldpsample import minimax\n") == []
+    assert ldpsample_imports_in_functions("def f():\n    from . import errors\n") == [2]
+
+
+def test_no_ldpsample_import_inside_a_function():
+    """Every ``ldpsample`` import of the library and the scripts is at module level, where the
+    reader and the import graph (pipeline/import_graph.py) see it; only the sub-commands'
+    deferred imports are exempt."""
+    files = sorted(LIBRARY.rglob("*.py")) + sorted((ROOT / "scripts").glob("*.py"))
+    found = {
+        f"{path.relative_to(ROOT).as_posix()}:{line}"
+        for path in files
+        if path.relative_to(ROOT).as_posix() not in DEFERRED_IMPORTS
+        for line in ldpsample_imports_in_functions(path.read_text(encoding="utf-8"))
+    }
+    assert not found, f"ldpsample imported inside a function: {sorted(found)}"
+
+
+#: A "Uses:" line (a list of imports); an issue or pull request number (history).
+IMPORT_LIST = re.compile(r"^\s*Uses:", re.MULTILINE)
+ISSUE_NUMBER = re.compile(r"\bissues?\s+#?\d+|\(#\d+\)|\bPR\s*#?\d+", re.IGNORECASE)
+
+
+def docstring_faults(source: str) -> list[str]:
+    """Each module, class or function docstring of ``source`` that lists imports (a ``Uses:``
+    line) or cites an issue number, as ``line: text``; and each such comment line."""
+    faults = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        docstring = ast.get_docstring(node, clean=False)
+        if docstring and (IMPORT_LIST.search(docstring) or ISSUE_NUMBER.search(docstring)):
+            faults.append(f"{getattr(node, 'lineno', 1)}: {docstring.strip().splitlines()[0]}")
+    for number, line in enumerate(source.splitlines(), 1):
+        comment = line.partition("#")[2] if line.lstrip().startswith("#") else ""
+        if comment and ISSUE_NUMBER.search(comment):
+            faults.append(f"{number}: {line.strip()}")
+    return faults
+
+
+def test_the_docstring_check_finds_import_lists_and_issue_numbers():
+    assert docstring_faults('"""What it holds.\n\nUses: numpy."""\n')
+    assert docstring_faults('def f():\n    """Fixed (issue 11)."""\n')
+    assert docstring_faults("x = 1  # see\n# issue #24 split the file\n")
+    assert docstring_faults('"""Fixed (#31)."""\n')
+    clean = '"""What it holds; it uses numpy."""\nCOLOUR = "#000000"\n# Row #4\n'
+    assert not docstring_faults(clean)
+
+
+PYTHON_FILES = sorted(
+    path
+    for folder in ("src", "scripts", "tests", "benchmarks")
+    for path in (ROOT / folder).rglob("*.py")
+    if ".venv" not in path.parts
+)
+
+
+def test_no_docstring_lists_imports_or_cites_an_issue():
+    """Docstrings state contracts: no ``Uses:`` line repeating the imports and no issue
+    number (git and docs/performance.md hold the history). The workflow's comments too."""
+    faults = [
+        f"{path.relative_to(ROOT).as_posix()}:{fault}"
+        for path in PYTHON_FILES
+        for fault in docstring_faults(path.read_text(encoding="utf-8"))
+    ]
+    for path in [*sorted((ROOT / "workflow").rglob("*.smk")), ROOT / "Snakefile"]:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if "#" in line and ISSUE_NUMBER.search(line.partition("#")[2]):
+                faults.append(f"{path.relative_to(ROOT).as_posix()}:{number}: {line.strip()}")
+    assert not faults, "\n".join(faults)
+
+
+def test_contributing_maps_every_package_and_events_step():
+    """CONTRIBUTING.md's module map names every package of the library and every step of
+    ``events/`` (as ``name/``), so a new package gets its sentence."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8").split("## Module map", 1)[1]
+    text = text.split("\n## ", 1)[0]
+    packages = sorted(
+        init.parent.relative_to(LIBRARY).as_posix() + "/"
+        for init in LIBRARY.rglob("__init__.py")
+        if init.parent.parent in (LIBRARY, LIBRARY / "events", LIBRARY / "experiments")
+    )
+    missing = [package for package in packages if f"`{package}" not in text]
+    assert packages and not missing, f"CONTRIBUTING.md's module map lacks {missing}"

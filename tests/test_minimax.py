@@ -436,7 +436,7 @@ def test_apply_small_and_huge_epsilon_at_n_4000(epsilon: float) -> None:
 
 @pytest.mark.parametrize("threads", [None, 1, 2, 3])
 def test_results_do_not_depend_on_threads(monkeypatch: pytest.MonkeyPatch, threads) -> None:
-    """``threads`` (issue 13: a cluster allocation passed down) changes no bit of any result."""
+    """``threads`` (a cluster allocation passed down) changes no bit of any result."""
     import ldpsample.minimax as minimax_module
 
     rng = np.random.default_rng(13)

@@ -43,7 +43,7 @@ CVXPY_EXAMPLES = max(10, settings.default.max_examples // 3)
 
 
 def test_public_names_keep_their_import_paths() -> None:
-    """The package split (issue 24) kept every import path: ``ldpsample.<name>`` (the lazy export
+    """Every public name has two import paths: ``ldpsample.<name>`` (the lazy export
     table) and ``ldpsample.mollifier.<name>`` are the one function of the module defining it."""
     sparse = {
         "SparseMollifier",
@@ -599,7 +599,7 @@ def test_constraint_violation_raises() -> None:
 
 @pytest.mark.parametrize("threads", [None, 1, 2, 3])
 def test_kl_does_not_depend_on_threads(monkeypatch: pytest.MonkeyPatch, threads) -> None:
-    """``threads`` (issue 13: a cluster allocation passed down) changes no bit of the result."""
+    """``threads`` (a cluster allocation passed down) changes no bit of the result."""
     rng = np.random.default_rng(13)
     q = rng.dirichlet(np.ones(9))
     P = rng.dirichlet(np.full(9, 0.4), size=300)

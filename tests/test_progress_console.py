@@ -30,7 +30,7 @@ SCRIPT = textwrap.dedent(
             time.sleep(0.04)
     for _ in progress(range(3), desc="subcategories", enabled=True):
         pass
-    logging.getLogger("ldpsample.events.table").warning("t.csv: skipped 2 rows")
+    logging.getLogger("ldpsample.events.reading.scan").warning("t.csv: skipped 2 rows")
     raise ValueError("t.csv, line 3: missing field in 'u2,m2'")
     """
 )

@@ -336,7 +336,7 @@ def test_a_broken_kernel_is_caught_before_anything_is_returned(tmp_path, monkeyp
     """The same spec and users pass with the release's kernel and fail, in the audit of
     :func:`audit_spec` and of :func:`release_items` alike, once the kernel the release code
     builds is replaced by one built for 3ε."""
-    from ldpsample.events import release as release_module
+    from ldpsample.events.scoring import release_kernel as release_module
     from ldpsample.publish.client import audit_spec
 
     spec = spec_of(public_table(tmp_path / "public.parquet"))
@@ -449,7 +449,7 @@ def test_a_failed_publication_records_and_writes_nothing(tmp_path):
     def leaky(q, *, epsilon):
         return minimax_coefficients(q, epsilon=3 * epsilon)
 
-    import ldpsample.events.release as release_module
+    import ldpsample.events.scoring.release_kernel as release_module
 
     original = release_module.minimax_release_kernel
     release_module.minimax_release_kernel = leaky

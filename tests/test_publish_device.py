@@ -160,7 +160,7 @@ def test_numpy_counts_are_numbers(tmp_path):
 def test_a_broken_kernel_is_caught_by_the_same_audit(tmp_path, monkeypatch):
     """The device path audits the kernel it draws from: a leaky one (RR at 2ε) releases nothing."""
     from ldpsample import minimax_coefficients
-    from ldpsample.events import release as release_module
+    from ldpsample.events.scoring import release_kernel as release_module
 
     light = read_device_spec(_spec(tmp_path))
     honest = release_on_device(light, {}, user="u", uniforms=SeededUniforms(1))

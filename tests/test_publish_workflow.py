@@ -488,7 +488,7 @@ def test_a_broken_kernel_in_the_publication_leaves_no_release_and_no_spend(tmp_p
     (wd / "data").mkdir()
     events_table().write_parquet(wd / "data/events.parquet")
     public_table().write_parquet(wd / "data/public.parquet")
-    module = wd / "src/ldpsample/events/release.py"
+    module = wd / "src/ldpsample/events/scoring/release_kernel.py"
     module.write_text(
         module.read_text() + "\n\n_private_kernel = minimax_release_kernel\n\n"
         "def minimax_release_kernel(q, *, epsilon):  # injected by the test: NOT ε-LDP\n"

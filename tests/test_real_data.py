@@ -1,6 +1,6 @@
-"""Real-data experiments on the events code (issue 11): the Avazu and MovieLens worst cases as
-the pipeline computes them (ldpsample.events, restated by ldpsample.events.avazu / .movielens)
-against a by-hand computation from the raw CSV, against the former implementation
+"""Real-data experiments on the events code: the Avazu and MovieLens worst cases as the
+pipeline computes them (ldpsample.events, restated by ldpsample.experiments.avazu.tables /
+.movielens) against a by-hand computation from the raw CSV, against the former implementation
 (tests/real_data_oracle.py, on the former readers' output), and the win summaries.
 """
 
@@ -18,19 +18,19 @@ import real_data_oracle as oracle
 from oracle import oracle_kernel
 
 from ldpsample.datasets import locate_dataset_files
-from ldpsample.datasets.avazu import PLACEHOLDER_DEVICE_ID, convert_avazu_to_parquet
-from ldpsample.datasets.avazu_synthetic import generate_avazu_like
 from ldpsample.events import build_event_histograms, evaluate_attribute
-from ldpsample.events.avazu import AVAZU_MAX_TV_SCHEMA, avazu_max_tv, avazu_summary
-from ldpsample.events.histograms import HISTOGRAM_SCHEMA
-from ldpsample.events.movielens import (
+from ldpsample.events.counting.histograms import HISTOGRAM_SCHEMA
+from ldpsample.events.options import EventsOptions
+from ldpsample.events.outputs.tables import win_summary
+from ldpsample.experiments.avazu.data import PLACEHOLDER_DEVICE_ID, convert_avazu_to_parquet
+from ldpsample.experiments.avazu.synthetic import generate_avazu_like
+from ldpsample.experiments.avazu.tables import AVAZU_MAX_TV_SCHEMA, avazu_max_tv, avazu_summary
+from ldpsample.experiments.movielens.tables import (
     movielens_events,
     movielens_max_tables,
     movielens_per_user,
     movielens_summary,
 )
-from ldpsample.events.options import EventsOptions
-from ldpsample.events.tables import win_summary
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 REAL_AVAZU = SHARED / "avazu" / "train.gz"

@@ -1,4 +1,4 @@
-"""The MovieLens and Avazu stages (issue 4) through Snakemake, in a temporary copy of the project:
+"""The MovieLens and Avazu stages through Snakemake, in a temporary copy of the project:
 on the partial copies in ../shared/data (values recomputed here from the raw files with plain
 Python and numpy, the output contracts, the empty Avazu result with the default thresholds), on
 a small generated Avazu-shaped file (``avazu.source: synthetic``, checked against an

@@ -1,4 +1,4 @@
-"""Reproduction table (issues 14 and 23): the verdict logic on hand-made results, the claims file
+"""Reproduction table: the verdict logic on hand-made results, the claims file
 and its loader, the counts per verdict, and the stage in the DAG (its run on the default config
 is checked on test_workflow.py's default run)."""
 

@@ -45,7 +45,7 @@ def test_closed_form_vs_lp_fails_on_a_wrong_closed_form(monkeypatch) -> None:
             self.diagonal = kernel.diagonal * 0.99
 
     monkeypatch.setattr(
-        minimax, "minimax_coefficients", lambda q, *, epsilon: Shifted(real(q, epsilon=epsilon))
+        cost_checks, "minimax_coefficients", lambda q, *, epsilon: Shifted(real(q, epsilon=epsilon))
     )
     outcome = cost_checks.closed_form_vs_lp(Path("."), {"seed": 3}, **ARGS)
     assert not outcome.ok and "from the closed form's" in outcome.reason
@@ -62,6 +62,6 @@ def test_closed_form_vs_lp_fails_on_a_reduced_program(monkeypatch) -> None:
     def reduced(q, *, epsilon, reduce):
         return dataclasses.replace(real(q, epsilon=epsilon, reduce=reduce), unknowns=len(q))
 
-    monkeypatch.setattr(kernel_lp, "minimax_kernel_lp", reduced)
+    monkeypatch.setattr(cost_checks, "minimax_kernel_lp", reduced)
     outcome = cost_checks.closed_form_vs_lp(Path("."), {"seed": 3}, **ARGS)
     assert not outcome.ok and "fewer than n^2 unknowns (n=4: 4" in outcome.reason

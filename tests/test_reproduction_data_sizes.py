@@ -12,7 +12,6 @@ import numpy as np
 import polars as pl
 import pytest
 
-import ldpsample.datasets.movielens as movielens
 from ldpsample.datasets.registry import OFFICIAL_ROW_COUNTS
 from ldpsample.reproduction import data_size_checks as checks
 from ldpsample.reproduction.claims import load_claims
@@ -43,12 +42,12 @@ def test_ml100k_size_passes_on_the_printed_counts_and_fails_on_a_perturbed_one(
     monkeypatch,
 ) -> None:
     ctx = {"movielens_files": {"ml-100k": {"ratings": "u.data"}}}
-    monkeypatch.setattr(movielens, "read_ml100k", lambda f: {"ratings": _ratings(943, 100_000)})
+    monkeypatch.setattr(checks, "read_ml100k", lambda f: {"ratings": _ratings(943, 100_000)})
     outcome = checks.aistats_ml100k_size(HERE, ctx, ratings=100_000, users=1000)
     assert outcome.ok and outcome.run_value == "100,000 ratings from 943 users"
-    monkeypatch.setattr(movielens, "read_ml100k", lambda f: {"ratings": _ratings(943, 99_999)})
+    monkeypatch.setattr(checks, "read_ml100k", lambda f: {"ratings": _ratings(943, 99_999)})
     assert not checks.aistats_ml100k_size(HERE, ctx, ratings=100_000, users=1000).ok
-    monkeypatch.setattr(movielens, "read_ml100k", lambda f: {"ratings": _ratings(1500, 100_000)})
+    monkeypatch.setattr(checks, "read_ml100k", lambda f: {"ratings": _ratings(1500, 100_000)})
     assert not checks.aistats_ml100k_size(HERE, ctx, ratings=100_000, users=1000).ok
     with pytest.raises(Missing, match="ml-100k"):
         checks.aistats_ml100k_size(HERE, {}, ratings=100_000, users=1000)
@@ -74,7 +73,7 @@ def _ml1m(monkeypatch, *, ratings: int, users: int) -> dict:
         "ratings": pl.DataFrame({"user_id": np.arange(ratings) % users}),
         "users": pl.DataFrame({"user_id": np.arange(users)}),
     }
-    monkeypatch.setattr(movielens, "read_ml1m", lambda files: data)
+    monkeypatch.setattr(checks, "read_ml1m", lambda files: data)
     return {"movielens_files": {"ml-1m": {"ratings": "ratings.dat"}}}
 
 

@@ -1,4 +1,4 @@
-"""The reproduction table's theory checks (issue 23): the LP of Theorem 1 against the closed form
+"""The reproduction table's theory checks: the LP of Theorem 1 against the closed form
 on random priors, and each lemma/theorem check on a results folder built by the library, where
 it passes, and on deliberately wrong inputs, where it must fail."""
 

@@ -1,4 +1,4 @@
-"""The reproduction table's WPM checks (issue 23): the uniform base measure's Hit@1 ceiling
+"""The reproduction table's WPM checks: the uniform base measure's Hit@1 ceiling
 against a brute-force optimum, the linear-rate fit of Theorem 4.3 on the library's own Sinkhorn
 iterates (passes) and on a sublinear decay (fails), and the gap/ordering rows on hand-made
 tables."""
@@ -336,7 +336,6 @@ def test_sphere_row_passes_on_the_librarys_tables_and_fails_when_perturbed(tmp_p
 def test_ml100k_size_counts_the_files_read(monkeypatch):
     """943 users and 1682 movies print as 1000 and 1700 (rounded at the last non-zero digit);
     one rating missing, or 1,600 users, fails."""
-    import ldpsample.datasets.movielens as movielens
 
     def reader(users: int, ratings: int):
         def read(files):
@@ -348,12 +347,12 @@ def test_ml100k_size_counts_the_files_read(monkeypatch):
 
     ctx = {"wpm_movielens_setup": {"files": {"ratings": "u.data"}}}
     claim = {"ratings": 100_000, "users": 1000, "movies": 1700}
-    monkeypatch.setattr(movielens, "read_ml100k", reader(943, 100_000))
+    monkeypatch.setattr(wpm_checks, "read_ml100k", reader(943, 100_000))
     outcome = wpm_checks.ml100k_size(Path("."), ctx, **claim)
     assert outcome.ok and outcome.run_value == "100,000 ratings from 943 users on 1,682 movies"
-    monkeypatch.setattr(movielens, "read_ml100k", reader(943, 99_999))
+    monkeypatch.setattr(wpm_checks, "read_ml100k", reader(943, 99_999))
     assert not wpm_checks.ml100k_size(Path("."), ctx, **claim).ok
-    monkeypatch.setattr(movielens, "read_ml100k", reader(1600, 100_000))
+    monkeypatch.setattr(wpm_checks, "read_ml100k", reader(1600, 100_000))
     assert not wpm_checks.ml100k_size(Path("."), ctx, **claim).ok
     with pytest.raises(wpm_checks.Missing, match="wpm_movielens"):
         wpm_checks.ml100k_size(Path("."), {}, **claim)

@@ -1,4 +1,4 @@
-"""The WPM MovieLens base-measure option (issue 14, docs/wpm-small-epsilon.md)."""
+"""The WPM MovieLens base-measure option (docs/wpm-small-epsilon.md)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from _workflow import need_shared_data
 
-from ldpsample.datasets.movielens import read_ml100k
 from ldpsample.datasets.registry import locate_dataset_files
+from ldpsample.experiments.movielens.data import read_ml100k
 from ldpsample.experiments.wpm_movielens import (
     BASE_MEASURES,
     base_measure_shape,

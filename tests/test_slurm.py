@@ -1,4 +1,4 @@
-"""The pipeline on a real SLURM cluster through Snakemake's SLURM executor plugin (issue 5).
+"""The pipeline on a real SLURM cluster through Snakemake's SLURM executor plugin.
 
 The tests use a single-node cluster (slurmctld, slurmd, and slurmdbd so that ``sacct`` works)
 started with ``../shared/tools/local-slurm.sh``: by the test session in the background, which

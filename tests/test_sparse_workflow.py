@@ -8,7 +8,7 @@ import polars as pl
 from _workflow import OTHERS_OFF, copy_workflow, snakemake, write_config
 
 from ldpsample.events import evaluate_attribute
-from ldpsample.events import metrics as metrics_module
+from ldpsample.events.scoring import metrics as metrics_module
 
 METHODS = ["minimax", "mollifier_tv", "mollifier_kl", "randomized_response"]
 

@@ -293,7 +293,7 @@ def test_editing_a_script_reruns_its_rule(default_run, tmp_path):
 
 
 def test_editing_a_mollifier_module_reruns_the_stages_that_use_it(default_run):
-    """A rule lists the mollifier as the package folder "mollifier/" (issue 24 split the file):
+    """A rule lists the mollifier as the package folder "mollifier/":
     an edit of any module in it, here the KL normaliser, re-runs the synthetic parts and the WPM
     ring jobs (the KPM's clip-normaliser is the mollifier's KL core), not the theory risk."""
     module = default_run / "src" / "ldpsample" / "mollifier" / "kl_normaliser.py"

@@ -9,8 +9,8 @@ import polars as pl
 import pytest
 from _workflow import need_shared_data
 
-from ldpsample.datasets.movielens import read_ml100k
 from ldpsample.datasets.registry import locate_dataset_files
+from ldpsample.experiments.movielens.data import read_ml100k
 from ldpsample.experiments.wpm_gowalla import (
     MAP_SCHEMA,
     W1_SCHEMA,

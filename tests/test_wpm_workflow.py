@@ -1,4 +1,4 @@
-"""The WPM stages (issue 6) through Snakemake, in a temporary copy of the project, on the real
+"""The WPM stages through Snakemake, in a temporary copy of the project, on the real
 data in ../shared/data with a small config: table contents, figures, per-ε scale-out, the
 "auto" toggles and the Gowalla source option."""
 

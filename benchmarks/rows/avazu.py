@@ -41,7 +41,7 @@ METRICS_EPSILON = 1.0
 
 @register("avazu", in_own_processes, size=(1_000_000, 200_000))
 def row_avazu(quick: bool) -> Row:
-    from ldpsample.datasets.avazu import AVAZU_ATTRIBUTES
+    from ldpsample.experiments.avazu.data import AVAZU_ATTRIBUTES
 
     rows = row_size("avazu", quick)
     row = Row("avazu", f"Avazu-shaped log, {rows:,} rows (each step its own process)")

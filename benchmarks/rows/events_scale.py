@@ -144,7 +144,7 @@ def _metrics_threads_input(quick: bool):
     rows = _scale_rows("1e8", quick)
     path = scale_table.DATA / f"metrics_bucket_{rows}.parquet"
     if not path.exists():
-        from ldpsample.events.buckets import histograms_in_buckets
+        from ldpsample.events.bucketed.steps import histograms_in_buckets
 
         folder = scale_table.generate(rows)
         options = {

@@ -48,12 +48,12 @@ def _step(kind: str, args: dict[str, Any], queue: Any) -> None:
     start = time.perf_counter()
     info = ""
     if kind == "generate":
-        from ldpsample.datasets.avazu_synthetic import generate_avazu_like
+        from ldpsample.experiments.avazu.synthetic import generate_avazu_like
 
         generate_avazu_like(args["src"], rows=args["rows"], seed=args["seed"])
         info = f"{os.path.getsize(args['src']) / 2**20:,.0f} MiB gz"
     elif kind == "convert":
-        from ldpsample.datasets.avazu import convert_avazu_to_parquet
+        from ldpsample.experiments.avazu.data import convert_avazu_to_parquet
 
         stats = convert_avazu_to_parquet(args["src"], args["parquet"])
         info = f"{stats.rows:,} rows, {os.path.getsize(args['parquet']) / 2**20:,.0f} MiB parquet"

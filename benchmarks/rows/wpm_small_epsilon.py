@@ -44,7 +44,7 @@ def _settings(quick: bool) -> dict:
 
 
 def _read_ml100k():
-    from ldpsample.datasets.movielens import read_ml100k
+    from ldpsample.experiments.movielens.data import read_ml100k
 
     root = Path(os.environ.get(DATA_ENV) or ROOT.parent / "shared" / "data") / "ml-100k"
     files = {"ratings": "u.data", "items": "u.item", "users": "u.user", "genres": "u.genre"}

@@ -1,8 +1,5 @@
 """ldpsample: locally private sampling with public data.
 
-Uses: ldpsample._lazy on import; the modules named in ``_EXPORTS`` (the maths at the package root
-and in mollifier/) on first use.
-
 The maths behind the pipeline, usable on its own. Every mechanism takes keyword-only privacy
 parameters, validates its input, and never draws randomness it was not handed.
 

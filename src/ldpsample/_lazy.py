@@ -5,8 +5,6 @@ workflow does at parse time, or a histogram job) does not import the heavy ones.
 A name whose module needs a package of an extra that is not installed (the core install,
 ``pip install ldpsample``, has numpy and scipy only) raises :class:`ModuleNotFoundError` saying
 which extra to install.
-
-Uses: the standard library only.
 """
 
 from __future__ import annotations

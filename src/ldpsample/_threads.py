@@ -1,7 +1,5 @@
 """Thread counts for the library's numpy kernels (one rule instead of one per module).
 
-Uses: numpy and the standard library; no other ldpsample module.
-
 numpy releases the GIL inside its loops, so :func:`ldpsample.apply_minimax`,
 :meth:`ldpsample.MinimaxKernel.dense` and :func:`ldpsample.relative_mollifier_kl` split large
 inputs into independent blocks over a few threads. Callers that hold a fixed allocation (a

@@ -1,7 +1,4 @@
-"""Type aliases shared by the library's modules (one declaration instead of one per module).
-
-Uses: numpy's typing only; no other ldpsample module.
-"""
+"""Type aliases shared by the library's modules (one declaration instead of one per module)."""
 
 from __future__ import annotations
 

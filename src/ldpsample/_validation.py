@@ -1,7 +1,5 @@
 """Input validation shared by every mechanism.
 
-Uses: numpy; no other ldpsample module.
-
 Everything a user passes in is checked at the boundary, with ``TypeError`` for a value of the
 wrong type and ``ValueError`` for a value of the right type but outside its domain. Messages
 show the offending value with ``repr()``. Range checks are written so that NaN fails them

@@ -1,7 +1,5 @@
 """Audits of a kernel: its realized privacy, its worst-case utility and prior preservation.
 
-Uses: numpy, ldpsample._types, _validation, baselines, divergences and minimax.
-
 These functions look only at the matrix ``K`` (``K[i, j] = P(output j | input i)``), so they
 check any mechanism independently of how it was built.
 """

@@ -1,8 +1,5 @@
 """Baselines without public data: randomized response and the samplers of Park et al. (2024).
 
-Uses: numpy, scipy, ldpsample._types, ldpsample._validation and ldpsample.minimax_sparse (the
-CSR checks).
-
 * :func:`randomized_response` — the n-ary randomized-response kernel, which is also the
   minimax-optimal kernel of Algorithm 1 for a uniform prior (Corollary 2 of Zamanlooy, Diaz and
   Asoodeh, AISTATS 2025).

@@ -1,7 +1,5 @@
 """f-divergences with exact handling of zeros and infinities.
 
-Uses: numpy, scipy and cvxpy (each imported where used) and ldpsample._types.
-
 For a convex ``f`` on ``[0, inf)`` with ``f(1) = 0``, the f-divergence of ``P`` from ``Q`` is
 
     D_f(P || Q) = sum_j Q_j f(P_j / Q_j),
@@ -148,8 +146,8 @@ def _kl_f(t: FloatArray) -> FloatArray:
 
 def _kl_terms(P: FloatArray, Q: FloatArray) -> FloatArray:
     """Elementwise ``kl_div(P, Q) = P log(P/Q) - P + Q``. scipy.special is imported here, not
-    at the top: it takes 0.13-0.2 s, and most of the pipeline's jobs import this module (through
-    ldpsample.events) without computing a KL divergence."""
+    at the top, because most of the pipeline's jobs import this module (through ldpsample.events)
+    without computing a KL divergence."""
     from scipy.special import kl_div
 
     return kl_div(P, Q)

@@ -1,7 +1,5 @@
 """Testing a released mechanism's privacy from its outputs alone (a black-box audit).
 
-Uses: scipy (imported where used) and the standard library; no other ldpsample module.
-
 ε-LDP bounds, for every output ``j`` and inputs ``a, b``, the ratio
 ``P(j | a) / P(j | b) <= e^ε``. Given released outputs of many independent draws with input
 ``a`` and with input ``b``, a one-sided test rejects the claim "ε-LDP" only when a lower

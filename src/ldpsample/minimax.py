@@ -1,7 +1,5 @@
 """Minimax-optimal ε-LDP sampling with a public prior (Zamanlooy, Diaz and Asoodeh, AISTATS 2025).
 
-Uses: numpy, ldpsample._threads, _types, _validation and divergences.
-
 A user holds a private distribution ``p`` over ``n`` items and a public prior ``q``; the mechanism
 is a Markov kernel ``K`` (``K[i, j] = P(output j | input i)``) and the released distribution is
 ``p @ K``. Algorithm 1 of the paper builds the kernel that minimises the worst-case
@@ -62,7 +60,7 @@ _BLOCK_ENTRIES = 65_536
 _ROW_MULTIPLE = 16
 #: Chunks of :func:`apply_minimax`'s layout are at most this wide (``W``, about ``sqrt(n)``
 #: below); see :class:`_ChunkPlan`. Each chunk costs ``2 (W + 2)`` flops per entry in its matrix
-#: product; narrower chunks mean more, smaller products (16 to 32 measured best at n = 4000).
+#: product; narrower chunks mean more, smaller products (docs/performance.md).
 _SCAN_MAX_WIDTH = 16
 #: :func:`apply_minimax` splits the row blocks over threads from this many entries of ``P`` on.
 _APPLY_THREADED_ENTRIES = 1 << 20

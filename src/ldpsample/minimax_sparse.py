@@ -1,7 +1,5 @@
 """The minimax-optimal mechanism for sparse users: O(k log n) per user with k items, not O(n).
 
-Uses: numpy, scipy, ldpsample._types, _validation and minimax.
-
 A user who touched ``k`` of ``n`` items has a histogram with ``k`` non-zero counts. The closed
 form of Algorithm 1 (Zamanlooy, Diaz and Asoodeh, AISTATS 2025; ``docs/minimax.md``) gives, in
 the kernel's sorted order (``q`` ascending),
@@ -502,10 +500,10 @@ def csr_masses(
     entry's row, its mass ``p`` (the count over its row's total, summed in entry order by one
     ``bincount``, so a row's masses depend on its own entries only) and each row's length.
 
-    Raises ``ValueError`` for a row listing an item twice or a non-empty row whose counts sum
-    to 0 (empty rows are the caller's to accept or refuse). O(nnz) when each row's items are
-    increasing (as ``scipy.sparse`` and :func:`ldpsample.events.priors.csr_rows` give them),
-    one sort of the entries otherwise.
+    Raises ``ValueError`` for a row listing an item twice or a non-empty row whose counts sum to 0
+    (empty rows are the caller's to accept or refuse). O(nnz) when each row's items are increasing
+    (as ``scipy.sparse`` and :func:`ldpsample.events.counting.data_priors.csr_rows` give them), one
+    sort of the entries otherwise.
     """
     lengths = np.diff(ptr)
     users = lengths.size

@@ -1,7 +1,5 @@
 """Reference implementations kept verbatim for cross-checks and benchmarks (unused by the library).
 
-Uses: numpy and ldpsample._types.
-
 Algorithm 1 of Zamanlooy, Diaz and Asoodeh (AISTATS 2025), "Locally private sampling with public
 data", as the paper writes it: one recursion level per item, a fresh dense matrix at every level,
 O(n^3) time. The test suite checks :func:`ldpsample.minimax.minimax_kernel` (closed form) and

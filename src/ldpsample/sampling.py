@@ -1,7 +1,4 @@
-"""Drawing the private samples: one item per user from its release distribution.
-
-Uses: numpy, ldpsample._validation and ldpsample.minimax.
-"""
+"""Drawing the private samples: one item per user from its release distribution."""
 
 from __future__ import annotations
 

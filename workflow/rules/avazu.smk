@@ -194,7 +194,7 @@ rule avazu_aggregate:
 
 
 # The figures come from the per-user parts, as max_tv does, so that drawing them (the longest
-# local job, about 10 s at full size) runs beside avazu_aggregate instead of after it.
+# local job) runs beside avazu_aggregate instead of after it.
 rule avazu_figure:
     input:
         per_user=lambda wildcards: get_avazu_parts(wildcards.avazu_folder, "per_user"),

@@ -1,6 +1,6 @@
 # An events table evaluated in buckets (events.<name>.buckets > 1, or auto on a large table;
 # docs/scale.md): map/reduce jobs whose memory is bounded by their share of the table, with the
-# one-job rules' results (ldpsample.events.buckets). Users are split into ranges of their
+# one-job rules' results (ldpsample.events.bucketed.steps). Users are split into ranges of their
 # sorted ids (events_buckets, from a sample of the user column); each file of the table is one
 # partition, split into the buckets' rows with its checks, rows per subcategory and ranking
 # partial sums (events_split, side by side); a small merge picks each subcategory's top items

@@ -12,7 +12,7 @@ EVENTS_NAME_PATTERN = CONFIG_CHECK.EVENTS_NAME_PATTERN
 # The folders a release replaces whole: secret randomness, and a seeded (reproducible) run.
 EVENTS_PUBLISH_FOLDERS = ("publish", "reproducible_not_for_publication")
 # A table's files (events.<name>.path: a file, a folder, a glob; stdlib only, loaded by path).
-EVENTS_FILES = load_library_module("ldpsample_events_files", "events/files.py")
+EVENTS_FILES = load_library_module("ldpsample_events_files", "events/reading/files.py")
 # An entry's options (stdlib only, loaded by path).
 EVENTS_OPTIONS = load_library_module("ldpsample_events_options", "events/options.py")
 
@@ -156,7 +156,7 @@ def get_events_bucket_files(name, table):
 
 def get_events_ranks_need_activity(name):
     """Whether the item ranking is summed per bucket (global activity filter first) rather
-    than per partition (ldpsample.events.buckets.ranks_need_activity)."""
+    than per partition (ldpsample.events.bucketed.steps.ranks_need_activity)."""
     entry = get_events_config(name)
     return (
         not is_events_release(name)

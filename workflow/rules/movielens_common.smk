@@ -8,7 +8,7 @@
 # The variant folder, with the rules' wildcards; the one place it is spelled out.
 MOVIELENS_VARIANT = "prior~{prior_source}_weight~{weight}"
 MOVIELENS_FOLDER = f"results/movielens/{MOVIELENS_VARIANT}"
-# The events tables of movielens_data (ldpsample.events.movielens.movielens_events).
+# The events tables of movielens_data (ldpsample.experiments.movielens.tables.movielens_events).
 MOVIELENS_EVENTS = {
     "ml1m": "results/movielens/events/ml-1m.parquet",
     "ml100k": "results/movielens/events/ml-100k.parquet",

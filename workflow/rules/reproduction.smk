@@ -35,7 +35,7 @@ rule reproduction:
     conda:
         CONDA_ENV
     # The last job of a run, alone: its polars joins and group-bys over every Avazu device's
-    # histogram (the TV(p, pK) <= 2 TV(p, q) claim) take 8.6 s on one thread, 5.2 s on two.
+    # histogram (the TV(p, pK) <= 2 TV(p, q) claim) gain from a second thread.
     threads: 2
     params:
         results=lambda wildcards, output: str(Path(output.table).parent),

@@ -2,9 +2,9 @@
 the config overlay they become (``events: {<name>: {...}}``, docs/own-data.md), finding the
 workflow and running Snakemake on its targets.
 
-Uses: the standard library only (Snakemake runs in a subprocess; it needs the ``workflow``
-extra). The pipeline's own config check validates every value and names the key
-(``config error at events.<name>.<key>``), so these commands never re-implement it.
+Standard library only (Snakemake runs in a subprocess; it needs the ``workflow`` extra). The
+pipeline's own config check validates every value and names the key (``config error at
+events.<name>.<key>``), so these commands never re-implement it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """``ldpsample estimate``: population estimates with standard errors and intervals from a
 publication folder alone (docs/analysing.md).
 
-Uses: argparse, ldpsample.estimate, ldpsample.figures.estimate (with --figure) and
-ldpsample.pipeline.io.
-
 ``ldpsample estimate <publish folder> --out <table.csv> [--tests <tests.csv>] [--figure
 <fig.png>] [--bootstrap B] [--seed S]`` reads ``spec/`` and ``released/`` of the folder, writes
 the tidy table of :func:`ldpsample.estimate.estimate_publication` (and its χ² tests of

@@ -1,7 +1,5 @@
 """``ldpsample evaluate``: evaluate the samplers on a table of user events, without writing YAML.
 
-Uses: the standard library and ldpsample.cli._pipeline (Snakemake in a subprocess).
-
 The command writes the config overlay ``events: {<name>: {...}}`` that docs/own-data.md
 describes and runs the pipeline's own rules on the table's outputs, so its results are the
 pipeline's, byte for byte: ``results/events/<name>/`` with ``summary.csv``, ``max_tv.csv``,

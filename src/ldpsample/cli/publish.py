@@ -1,7 +1,5 @@
 """``ldpsample publish``: publish an ε-LDP release of a table of user events.
 
-Uses: the standard library and ldpsample.cli._pipeline (Snakemake in a subprocess).
-
 The command writes the config overlay of a release (``release: true``, docs/publishing.md) and
 asks Snakemake for the pipeline's publish targets by path (in ``results/events/<name>/``: the
 publish job's receipt ``work/release.json``, ``ledger.csv`` and ``release_report.csv``; the job

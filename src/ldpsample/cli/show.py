@@ -1,7 +1,7 @@
 """``ldpsample show``: print a release spec or a privacy ledger readably.
 
-Uses: the standard library, ldpsample.publish.device (a spec, numpy only: works in the core
-install) and ldpsample.publish.ledger (a ledger: needs the ``events`` extra, polars).
+A spec needs numpy only (it works in the core install); a ledger needs the ``events`` extra
+(polars).
 """
 
 from __future__ import annotations

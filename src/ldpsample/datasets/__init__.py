@@ -1,17 +1,14 @@
 """Real datasets: acquisition and parsing (the experiments run them through
 :mod:`ldpsample.events`).
 
-Uses: ldpsample._lazy; its own modules on first use.
-
 * :mod:`~ldpsample.datasets.registry` -- layouts, official URLs, checksums and row counts
   (standard library only).
 * :mod:`~ldpsample.datasets.download` -- verified, resumable downloads (GroupLens, SNAP, the
   Kaggle CLI) and :func:`locate_dataset_files` for pre-placed copies in the official layout.
-* :mod:`~ldpsample.datasets.movielens` -- ML-100K/ML-1M readers, common genres, age groups,
-  per-user genre masses (the input of :mod:`ldpsample.events.movielens`).
-* :mod:`~ldpsample.datasets.avazu` -- Avazu CSV → validated parquet (an events table).
-* :mod:`~ldpsample.datasets.avazu_synthetic` -- an Avazu-shaped generator for tests and
-  benchmarks.
+* :mod:`~ldpsample.datasets.gowalla` -- the Gowalla check-ins.
+
+The experiments' readers live with their experiments (:mod:`ldpsample.experiments.movielens`,
+:mod:`ldpsample.experiments.avazu`); their public names are exported here too.
 
 See ``docs/data.md`` for layouts, partial copies, credentials and paper-vs-code options.
 
@@ -25,21 +22,21 @@ from typing import TYPE_CHECKING
 from ldpsample._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
-    "AGE_GROUPS": "ldpsample.datasets.movielens",
-    "AVAZU_ATTRIBUTES": "ldpsample.datasets.avazu",
-    "COMMON_GENRES": "ldpsample.datasets.movielens",
+    "AGE_GROUPS": "ldpsample.experiments.movielens.data",
+    "AVAZU_ATTRIBUTES": "ldpsample.experiments.avazu.data",
+    "COMMON_GENRES": "ldpsample.experiments.movielens.data",
     "ChecksumError": "ldpsample.datasets.download",
-    "ConversionStats": "ldpsample.datasets.avazu",
+    "ConversionStats": "ldpsample.experiments.avazu.data",
     "DownloadError": "ldpsample.datasets.download",
     "KaggleUnavailableError": "ldpsample.datasets.download",
-    "PLACEHOLDER_DEVICE_ID": "ldpsample.datasets.avazu",
-    "convert_avazu_to_parquet": "ldpsample.datasets.avazu",
+    "PLACEHOLDER_DEVICE_ID": "ldpsample.experiments.avazu.data",
+    "convert_avazu_to_parquet": "ldpsample.experiments.avazu.data",
     "dataset_completeness": "ldpsample.datasets.download",
     "download_avazu": "ldpsample.datasets.download",
     "download_file": "ldpsample.datasets.download",
     "download_gowalla": "ldpsample.datasets.download",
     "download_movielens": "ldpsample.datasets.download",
-    "generate_avazu_like": "ldpsample.datasets.avazu_synthetic",
+    "generate_avazu_like": "ldpsample.experiments.avazu.synthetic",
     "locate_dataset_files": "ldpsample.datasets.download",
     "record_sha256": "ldpsample.datasets.download",
 }
@@ -69,13 +66,6 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 if TYPE_CHECKING:  # static analysers see the eager imports
-    from ldpsample.datasets.avazu import (
-        AVAZU_ATTRIBUTES,
-        PLACEHOLDER_DEVICE_ID,
-        ConversionStats,
-        convert_avazu_to_parquet,
-    )
-    from ldpsample.datasets.avazu_synthetic import generate_avazu_like
     from ldpsample.datasets.download import (
         ChecksumError,
         DownloadError,
@@ -88,7 +78,14 @@ if TYPE_CHECKING:  # static analysers see the eager imports
         locate_dataset_files,
         record_sha256,
     )
-    from ldpsample.datasets.movielens import (
+    from ldpsample.experiments.avazu.data import (
+        AVAZU_ATTRIBUTES,
+        PLACEHOLDER_DEVICE_ID,
+        ConversionStats,
+        convert_avazu_to_parquet,
+    )
+    from ldpsample.experiments.avazu.synthetic import generate_avazu_like
+    from ldpsample.experiments.movielens.data import (
         AGE_GROUPS,
         COMMON_GENRES,
     )

@@ -1,7 +1,5 @@
 """Reading raw text files so that every fault names the file (and the line where known).
 
-Uses: polars and the standard library; no other ldpsample module.
-
 Shared by the MovieLens and Gowalla readers: :func:`read_raw_bytes` turns a truncated or
 corrupt gzip stream and an empty file into a ``ValueError`` naming the file,
 :func:`read_text_table` parses a headerless table with polars, line numbers kept and blank

@@ -1,7 +1,5 @@
 """Gowalla check-ins (SNAP ``loc-gowalla_totalCheckins`` and the derived LBSN sample).
 
-Uses: polars and ldpsample.datasets._files.
-
 Readers return one row per check-in with :data:`CHECKIN_SCHEMA`; every fault (truncated gzip,
 empty file, wrong field count, a non-numeric field) is a ``ValueError`` naming the file, and
 the line where known.

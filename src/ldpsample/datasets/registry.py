@@ -53,12 +53,12 @@ DOWNLOADS: dict[str, dict[str, str | None]] = {
 AVAZU_COMPETITION = "avazu-ctr-prediction"
 
 #: Avazu's attribute columns whose values define subcategories, in the official column order
-#: (the same as :data:`ldpsample.datasets.avazu.AVAZU_ATTRIBUTES`; here for the workflow's
+#: (the same as :data:`ldpsample.experiments.avazu.data.AVAZU_ATTRIBUTES`; here for the workflow's
 #: parse time).
 AVAZU_ATTRIBUTES: tuple[str, ...] = ("C1", "C14", "C15", "C16", "C17", "C18", "C19", "C20", "C21")
 
 #: The device_id shared by most Avazu rows, a placeholder rather than a device (the same as
-#: :data:`ldpsample.datasets.avazu.PLACEHOLDER_DEVICE_ID`).
+#: :data:`ldpsample.experiments.avazu.data.PLACEHOLDER_DEVICE_ID`).
 AVAZU_PLACEHOLDER_DEVICE_ID = "a99f214a"
 
 #: Data rows (lines without a header) of the official files, used to detect partial copies.

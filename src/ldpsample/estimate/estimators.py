@@ -3,8 +3,6 @@ unbiased inversion with its analytic standard errors, its projection onto the si
 (Norm-Sub), the maximum-likelihood estimate (EM, also called iterative Bayesian update), and the
 χ² test of "the population's distribution is the public prior".
 
-Uses: numpy, scipy.stats and ldpsample.estimate.structured.
-
 Every user releases draws from ``p_u K`` with ``K = K_{q,ε}`` (Zamanlooy, Diaz & Asoodeh,
 AISTATS 2025; /work/shared/papers/000_904d48b38ce41b65.txt, §2: "we focus on mechanisms that
 enforce qK = q"). Pooled over users, the released frequencies ``ĥ`` have mean ``π = p̄ K``

@@ -2,8 +2,6 @@
 estimator's error against the truth, per (attribute, subcategory, ε) and per ε, so that users
 see when to trust an estimate.
 
-Uses: polars and this package's publication and table.
-
 The truth of a cell is what the estimators target: the mean over the cell's releasing users of
 their distributions ``p_u`` on the spec's items of ``q > 0``, with ``p_u := q`` for a user
 without data there (hidden membership) and a user's mass on items of ``q = 0`` spread as ``q``

@@ -3,8 +3,6 @@ release), before anything is drawn: per subcategory and ε the inversion's predi
 error of every item, the kernel's condition number, and a warning where inverting cannot beat
 reporting the prior ``q``.
 
-Uses: numpy, polars, ldpsample.publish.spec and this package's structured.
-
 The prediction takes the population at the prior, ``p̄ = q`` (the only distribution public
 inputs name): then ``π = q K = q`` and ``N Var(p̂_i) = sum_j q_j (K^{-1}[j, i])^2 - q_i^2``
 with ``N`` = users × samples draws per subcategory (:mod:`ldpsample.estimate.estimators`). The

@@ -2,8 +2,6 @@
 side, the solve ``x K = h``, and the entries of ``K^{-1}`` that standard errors and condition
 numbers need, all without forming an ``n x n`` matrix.
 
-Uses: numpy, scipy.linalg and ldpsample.minimax.
-
 Zamanlooy, Diaz & Asoodeh (AISTATS 2025; /work/shared/papers/000_904d48b38ce41b65.txt, §3,
 Step 3: "we invoke a recursive call of Algorithm 1 to compute K_{q̄,ε}") build the kernel by a
 recursion on ``n``; ``ldpsample.minimax`` holds its closed form: with ``q``

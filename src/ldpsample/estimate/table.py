@@ -2,8 +2,6 @@
 ``samples``: a tidy table of every estimator's values with standard errors and intervals, and
 the χ² tests of "population = public prior".
 
-Uses: numpy, polars, scipy.stats and this package's estimators, publication and structured.
-
 Per cell, over the items with ``q > 0`` (items of ``q = 0`` are never released; a user's mass
 on them reaches the released items as ``q``, so the estimates are of ``p̄`` with that mass
 spread as ``q``):

@@ -1,20 +1,17 @@
 """Your own table from Python in one call: the evaluation the pipeline's events stage runs
 (``events.<name>`` in a config), with the same functions its rules call and the same defaults.
 
-Per attribute, as the histogram and metrics jobs do: :func:`build_event_histograms` on the
-table (one attribute at a time), then :func:`evaluate_attribute` (every ε); then the combine
-job's tables (:mod:`ldpsample.events.tables`). ``evaluate_events(path, user=..., item=...)`` with
-nothing else gives the numbers a config entry ``{path, user, item}`` gives. Publishing a
-release is :mod:`ldpsample.publish`'s (docs/publishing.md).
+Per attribute, as the histogram and metrics jobs do: :func:`build_event_histograms` on the table
+(one attribute at a time), then :func:`evaluate_attribute` (every ε); then the combine job's tables
+(:mod:`ldpsample.events.outputs.tables`). ``evaluate_events(path, user=..., item=...)`` with nothing
+else gives the numbers a config entry ``{path, user, item}`` gives. Publishing a release is
+:mod:`ldpsample.publish`'s (docs/publishing.md).
 
 The arguments are checked as the workflow checks a config entry, before any table is read:
 the events schema (workflow/schemas/events.schema.yaml of the source tree) and the cross-field
 checks (:func:`ldpsample.pipeline.config_check.check_events_entries`), with the same messages
 naming the argument (``evaluate_events argument epsilons[0]: 0 must be > 0``) instead of the
 config key, and an unknown keyword argument names the nearest one.
-
-Uses: polars, difflib, ldpsample.events (histograms, metrics, schemas, tables),
-ldpsample.pipeline.progress, ldpsample.pipeline.config_check; no Snakemake.
 """
 
 from __future__ import annotations
@@ -32,12 +29,12 @@ from typing import Any, TypeVar
 
 import polars as pl
 
-from ldpsample.events import tables
-from ldpsample.events.histograms import build_event_histograms
-from ldpsample.events.metrics import evaluate_attribute
+from ldpsample.events.counting.histograms import build_event_histograms
 from ldpsample.events.options import EventsOptions
+from ldpsample.events.outputs import tables
+from ldpsample.events.reading.scan import EventsTableError
 from ldpsample.events.schemas import ALL
-from ldpsample.events.table import EventsTableError
+from ldpsample.events.scoring.metrics import evaluate_attribute
 from ldpsample.pipeline.config_check import ConfigError, check_events_entries
 from ldpsample.pipeline.progress import phase
 

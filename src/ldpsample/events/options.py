@@ -6,7 +6,7 @@ exclude_users, on_null, on_bad_rows, epsilons, methods) with the kinds as enums.
 builds it once per entry from the checked config (events_common.smk) and hands each rule the
 fields it uses (:meth:`EventsOptions.params`, :data:`HISTOGRAM_FIELDS`, :data:`ROSTER_FIELDS`,
 :data:`METRICS_FIELDS`); the scripts rebuild it (:meth:`EventsOptions.from_params`) and pass it
-whole to :func:`~ldpsample.events.histograms.build_event_histograms` and
+whole to :func:`~ldpsample.events.counting.histograms.build_event_histograms` and
 :func:`~ldpsample.events.evaluation.evaluate_events`. Its defaults are the events schema's
 (workflow/schemas/events.schema.yaml; a test keeps the two equal), so the Python API and a config
 entry ``{path, user, item}`` give the same numbers.

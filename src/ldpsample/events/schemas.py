@@ -1,13 +1,12 @@
 """The layouts of the events stage's tables (polars schemas) and the names they hold.
 
-The one-job histograms, priors and subcategories tables (:mod:`ldpsample.events.histograms`),
-the partial tables of the map/reduce steps (:mod:`ldpsample.events.buckets`), the methods and
-their divergences and the audit table (:mod:`ldpsample.events.metrics`). Kept apart so that the
-published tables (:mod:`ldpsample.events.tables`, and so :mod:`ldpsample.events.movielens` and
-:mod:`ldpsample.events.avazu`) name the methods and the audit columns without importing the
-metrics' mechanisms (scipy, cvxpy).
-
-Uses: polars; no other ldpsample module, no Snakemake.
+The one-job histograms, priors and subcategories tables
+(:mod:`ldpsample.events.counting.histograms`), the partial tables of the map/reduce steps
+(:mod:`ldpsample.events.bucketed.steps`), the methods and their divergences and the audit table
+(:mod:`ldpsample.events.scoring.metrics`). Kept apart so that the published tables
+(:mod:`ldpsample.events.outputs.tables`, and so :mod:`ldpsample.experiments.movielens.tables` and
+:mod:`ldpsample.experiments.avazu.tables`) name the methods and the audit columns without importing
+the metrics' mechanisms (scipy, cvxpy).
 """
 
 from __future__ import annotations
@@ -60,7 +59,7 @@ SUBCATEGORY_SCHEMA: dict[str, pl.DataType] = {
 ALL = "all"
 
 #: Rows per subcategory of a partition (summed over partitions by
-#: :func:`~ldpsample.events.bucket_tops.merge_partials`).
+#: :func:`~ldpsample.events.bucketed.merge.merge_partials`).
 ROWS_SCHEMA: dict[str, pl.DataType] = {
     "attribute": pl.String(),
     "subcategory": pl.String(),
@@ -100,7 +99,7 @@ METHODS: dict[str, tuple[str, ...]] = {
 }
 
 #: One row per kernel the metrics used: its realised ε against the claimed ε (checked by
-#: :func:`ldpsample.events.tables.check_audit`).
+#: :func:`ldpsample.events.outputs.tables.check_audit`).
 AUDIT_SCHEMA: dict[str, pl.DataType] = {
     "attribute": pl.String(),
     "subcategory": pl.String(),

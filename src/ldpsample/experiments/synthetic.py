@@ -1,7 +1,5 @@
 """Synthetic experiment of Zamanlooy et al. (2025), Fig. 2.
 
-Uses: numpy, polars, ldpsample._validation, divergences, minimax, mollifier and pipeline.progress.
-
 For each run a public prior ``q ~ U[0, 1]^n`` (normalised) is drawn; the private distribution
 puts mass ``p1`` on one item and ``(1 - p1) / (n - 1)`` on every other item, for ``p1`` on a grid
 from ``1/n`` (the uniform distribution) to 1 (a point mass). For every ``p`` the experiment

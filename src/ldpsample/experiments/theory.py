@@ -1,7 +1,5 @@
 """Theory tables: the optimal risk of Theorem 1 and Example 1 of Zamanlooy et al. (2025).
 
-Uses: numpy, polars, ldpsample._validation, divergences and minimax.
-
 ``Gamma_f(q, eps)`` depends on the prior only through ``q_min``; the curves are drawn for several
 ``q_min`` and compared with the uniform prior on ``n`` items, for which the minimax sampler is
 ``n``-ary randomized response (Corollary 2) and ``q_min = 1/n``.

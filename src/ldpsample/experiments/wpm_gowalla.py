@@ -1,7 +1,5 @@
 """Gowalla (Austin) location release with the Wasserstein projection mechanism.
 
-Uses: numpy, polars, ldpsample._types, _validation, datasets.gowalla, sampling and wasserstein.
-
 Data: check-ins ``user, time, latitude, longitude, location`` (SNAP ``loc-gowalla`` format or the
 derived ``gowalla3_austin.tsv``; see ``/work/shared/data/gowalla/PROVENANCE.md``: the full SNAP
 file is not available offline, the derived sample is filtered towards active users).

@@ -1,7 +1,5 @@
 """MovieLens-100K next-movie recommendation with the Wasserstein projection mechanism.
 
-Uses: numpy, polars, ldpsample._types, _validation, pipeline.progress and wasserstein.
-
 Set-up (:func:`prepare_movielens`, all splits drawn from the ``rng`` passed in):
 
 * movies are split 80/20 into *train* (the input points ``x_i``) and *test* movies; users 80/20
@@ -163,7 +161,7 @@ def prepare_movielens(
     ----------
     ratings
         Columns ``user_id``, ``movie_id``, ``rating`` (from
-        :func:`ldpsample.datasets.movielens.read_ml100k`).
+        :func:`ldpsample.experiments.movielens.data.read_ml100k`).
     movie_genres
         Columns ``movie_id``, ``genre`` (one row per listed genre).
     rng
@@ -360,7 +358,7 @@ def _output_distribution(
     experiment's choice), released by :func:`ldpsample.wasserstein.release_distributions`."""
     m = setup.cost.shape[1]
     if method == "wpm":
-        # shape None: the uniform base measure exactly as before the option existed.
+        # shape None: the uniform base measure exactly.
         mu = uniform_base_measure(m, scale) if shape is None else scale * shape
         return release_distributions(
             P, method="wpm", epsilon=eps, cost=setup.cost, mu=mu, wpm_method=wpm_method, eta=eta

@@ -1,7 +1,5 @@
 """Synthetic ring experiment of the Wasserstein projection mechanism (WPM).
 
-Uses: numpy, polars, ldpsample._validation and ldpsample.wasserstein.
-
 ``n`` points equally spaced on a ring of circumference 1 serve as both inputs and outputs; the
 cost is the ring (arc) distance to the power ``r``. Inputs are Dirichlet(α) distributions. By
 symmetry the uniform base measure is optimal on a ring (φ is convex and invariant under

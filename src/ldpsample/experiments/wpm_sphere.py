@@ -1,7 +1,5 @@
 """WPM on the sphere: the closed form of Appendix H against the discrete WPM on fine grids.
 
-Uses: numpy, polars, ldpsample._validation and ldpsample.wasserstein (with its sphere module).
-
 * :func:`sphere_scales` -- the optimal base measure's scale ``c``, the cap radius and the
   minimax cost per dimension ``d`` and ε (:func:`ldpsample.wasserstein.sphere.sphere_wpm`);
 * :func:`sphere_grid` -- ``n`` nearly uniform points on S¹ (equally spaced) or S² (Fibonacci);

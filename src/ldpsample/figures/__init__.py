@@ -1,7 +1,5 @@
 """Figures of the pipeline, in one home: seaborn on matplotlib's non-interactive Agg backend.
 
-Uses: its own modules (figures.style on import).
-
 Every plotting function takes a tidy polars frame (converted with ``to_pandas()`` where seaborn
 0.13 draws it) and returns a matplotlib Figure. The events figures (bars and trade-off lines)
 and the Avazu bars are plain matplotlib (:func:`~ldpsample.figures.style.subcategory_bars`):

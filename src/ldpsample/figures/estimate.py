@@ -1,8 +1,6 @@
 """The figure of a publication's estimates: per (attribute, subcategory) a row of panels, one
 per ε, each item's estimate with its interval for every estimator, and the public prior ``q``
 as a black tick. Conventions of :mod:`ldpsample.figures` (Agg backend, polars in, a Figure out).
-
-Uses: matplotlib, numpy, polars and ldpsample.figures.style.
 """
 
 from __future__ import annotations

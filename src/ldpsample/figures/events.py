@@ -5,8 +5,6 @@ KL against ε, one line per method, a block of panels per attribute). Convention
 :mod:`ldpsample.figures` (Agg backend, polars in, a Figure out); methods keep their colour of
 :data:`ldpsample.figures.style.METHOD_COLORS`, value axes their scale of
 :func:`ldpsample.figures.style.value_scale`, and every legend is inside the saved image.
-
-Uses: matplotlib, polars, ldpsample.events.schemas and ldpsample.figures.style.
 """
 
 from __future__ import annotations
@@ -84,7 +82,7 @@ def plot_attribute(
 
 
 def plot_tradeoff(tradeoff: pl.DataFrame, *, name: str) -> Figure:
-    """The trade-off of a table (:func:`ldpsample.events.tables.tradeoff_table`): for each
+    """The trade-off of a table (:func:`ldpsample.events.outputs.tables.tradeoff_table`): for each
     attribute a row of panels per divergence (TV, then KL), a column per statistic (worst case,
     median over the attribute's (user, subcategory) rows), ε on a log-2 axis, one line per
     method in its colour; the value axis of each panel by

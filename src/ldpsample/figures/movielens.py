@@ -1,8 +1,6 @@
 """MovieLens bar plots after Zamanlooy, Diaz & Asoodeh (2025), Figs. 4 and 12: per age group,
 the worst case over its users per method, from ``results/movielens/<variant>/max_tv.csv`` and
 ``max_kl.csv`` (seaborn catplots; conventions of :mod:`ldpsample.figures`).
-
-Uses: matplotlib, polars, seaborn, ldpsample.figures.real_data and figures.style.
 """
 
 from __future__ import annotations

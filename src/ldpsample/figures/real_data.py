@@ -3,8 +3,6 @@ Diaz & Asoodeh (2025), and the Avazu bar plots (Figs. 3, 6-11) from
 ``results/avazu/max_tv.parquet`` (computed by the events stage's code, :mod:`ldpsample.events`).
 The MovieLens plots (Figs. 4, 12) are in :mod:`ldpsample.figures.movielens`.
 
-Uses: matplotlib, polars and ldpsample.figures.style.
-
 Conventions of :mod:`ldpsample.figures` (Agg backend, polars in, a Figure out); the methods'
 display names come from :data:`ldpsample.figures.style.LABELS`. No seaborn here: the Avazu
 bars are plain matplotlib (:func:`ldpsample.figures.style.subcategory_bars`), so the Avazu

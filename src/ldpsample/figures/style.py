@@ -1,7 +1,5 @@
 """The figures' one backend, label table, palette and style helpers.
 
-Uses: matplotlib, numpy and polars (seaborn for type hints only); no other ldpsample module.
-
 Importing this module (as :mod:`ldpsample.figures` does) selects matplotlib's non-interactive Agg
 backend, the only ``matplotlib.use`` call of the library. Every figure colours a method with
 :data:`METHOD_COLORS` (randomized response is red wherever it is drawn) and picks its value axis
@@ -275,8 +273,8 @@ def subcategory_bars(
 
     Drawn with matplotlib alone, in seaborn's catplot layout (bars of width 0.8 / hues per
     subcategory, no top and right spines): seaborn's catplot lays the grid out three times and
-    draws it twice more for its legend, and importing seaborn (1.1 s) takes longer than drawing
-    a small figure.
+    draws it twice more for its legend, and importing seaborn takes longer than drawing a small
+    figure.
     """
     panels = [epsilon_panel(e) for e in epsilons]
     ncols = 1 if len(order) > 12 else min(3, len(panels))

@@ -1,7 +1,4 @@
-"""Fig. 2 of the synthetic experiment (:mod:`ldpsample.experiments.synthetic`).
-
-Uses: matplotlib, polars, seaborn and ldpsample.figures.style.
-"""
+"""Fig. 2 of the synthetic experiment (:mod:`ldpsample.experiments.synthetic`)."""
 
 from __future__ import annotations
 

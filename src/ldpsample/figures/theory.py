@@ -1,7 +1,4 @@
-"""The optimal-risk curves of Theorem 1 (:mod:`ldpsample.experiments.theory`).
-
-Uses: matplotlib, polars, seaborn and ldpsample.figures.style.
-"""
+"""The optimal-risk curves of Theorem 1 (:mod:`ldpsample.experiments.theory`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
 """Figures of the Wasserstein projection mechanism stages (ring, MovieLens-100K, Gowalla).
 
-Uses: matplotlib, numpy, polars, seaborn and ldpsample.figures.style.
-
 Conventions of :mod:`ldpsample.figures` (Agg backend, polars in, a Figure out); labels come from
 :data:`ldpsample.figures.style.LABELS`.
 

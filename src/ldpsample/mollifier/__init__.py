@@ -1,7 +1,5 @@
 """Relative mollifiers: the baseline of Zamanlooy et al. (2025) built on Husain et al. (2020).
 
-Uses: its own modules only (re-exports).
-
 Husain et al. (2020) ("Local differential privacy for sampling", AISTATS) make a sampler
 ε-locally private by releasing a sample from a distribution constrained to the *relative
 mollifier* around a public prior ``q``,

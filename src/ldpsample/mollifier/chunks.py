@@ -19,8 +19,7 @@ from ldpsample._types import FloatArray
 
 #: Entries (users x items) processed at once by the closed-form projections: keeps the working
 #: arrays (four of ``rows x n`` floats for the KL normaliser) near the CPU's L2/L3 cache while
-#: the per-chunk Python overhead of its Newton steps stays small (32768 and 131072 measured
-#: within noise of each other at n = 100; 4096-row chunks were twice as slow).
+#: the per-chunk Python overhead of its Newton steps stays small (docs/performance.md).
 _CHUNK_ELEMENTS = 131072
 
 

@@ -1,7 +1,5 @@
 """Pipeline glue: what the Snakemake workflow needs beside the maths.
 
-Uses: nothing: it imports none of its modules.
-
 * :mod:`~ldpsample.pipeline.config_check` -- the config check (finite numbers, the JSON schema,
   the cross-field rules); light, so the workflow loads it by path at parse time;
 * :mod:`~ldpsample.pipeline.scripting` -- ``start``: a script's logging, warnings and progress

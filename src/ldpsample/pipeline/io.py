@@ -1,7 +1,5 @@
 """Atomic file output: a reader never sees a half-written result.
 
-Uses: polars and the standard library; no other ldpsample module.
-
 Every writer writes to a temporary file in the destination folder and then renames it over
 the destination with :func:`os.replace`, which is atomic on POSIX file systems. If writing
 fails, the temporary file is removed and the destination is left as it was.

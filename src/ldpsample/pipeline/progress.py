@@ -1,8 +1,6 @@
 """Progress of long loops and scans: tqdm bars (off unless asked for) and phases that log their
 start, a heartbeat with the rows done and the rate, and their end.
 
-Uses: tqdm and the standard library; no other ldpsample module.
-
 Bars go to ``sys.stderr``, and a phase's lines are log records marked as progress
 (:data:`PROGRESS`): :func:`ldpsample.pipeline.scripting.start` sends both to the rule's log and
 to the console Snakemake shows, so a long job is never silent there. Library calls stay silent

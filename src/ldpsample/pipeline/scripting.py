@@ -1,9 +1,6 @@
 """Glue for the pipeline's thin scripts: logging to the rule's log file and the console,
 parameter logging.
 
-Uses: the standard library and ldpsample.pipeline.progress; the ``snakemake`` object is passed
-in, Snakemake is not imported.
-
 A script does three things: ``log = start(snakemake)``, one call into the library with plain
 arguments, and an atomic write (:mod:`ldpsample.pipeline.io`). ``start`` sends Python logging,
 warnings and stderr to ``snakemake.log[0]`` and records the rule, its wildcards and every
@@ -11,6 +8,8 @@ parameter, so a log says exactly what produced an output; the console (the scrip
 which Snakemake shows) gets what a user watches a run for: progress (tqdm bars, the phases'
 lines with rows done and rate, :mod:`ldpsample.pipeline.progress`), warnings, errors and a
 failing job's traceback.
+
+The ``snakemake`` object is passed in; Snakemake is not imported.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""Building a release's spec from public inputs only: a public prior table (its pooled
-counts per subcategory, its items), a listed domain with the uniform prior, or an earlier spec
-(:func:`build_spec`). No private table is read: its files are only compared with the public
-table's (same file after resolving links, or same bytes), so that the events table cannot be
-its own "public" prior. May use :mod:`ldpsample.publish.spec` (the spec and its files),
-:mod:`ldpsample.publish.exactness` (the floor on q), :mod:`ldpsample.events.files` (a table's
-files), :mod:`ldpsample.events.prior_tables` (reading a public table's masses) and
+"""Building a release's spec from public inputs only: a public prior table (its pooled counts per
+subcategory, its items), a listed domain with the uniform prior, or an earlier spec
+(:func:`build_spec`). No private table is read: its files are only compared with the public table's
+(same file after resolving links, or same bytes), so that the events table cannot be its own
+"public" prior. May use :mod:`ldpsample.publish.spec` (the spec and its files),
+:mod:`ldpsample.publish.exactness` (the floor on q), :mod:`ldpsample.events.reading.files` (a
+table's files), :mod:`ldpsample.events.counting.public_priors` (reading a public table's masses) and
 :mod:`ldpsample.events.schemas`.
 """
 
@@ -19,8 +19,8 @@ from typing import Any
 
 import polars as pl
 
-from ldpsample.events.files import list_table_files
-from ldpsample.events.prior_tables import public_prior_masses
+from ldpsample.events.counting.public_priors import public_prior_masses
+from ldpsample.events.reading.files import list_table_files
 from ldpsample.events.schemas import ALL
 from ldpsample.publish.exactness import check_sampling_floor
 from ldpsample.publish.ledger import DEFAULT_POPULATION

@@ -1,20 +1,16 @@
 """The client side of a release: a spec and users' own histograms in, one item per (user,
 subcategory, ε, sample) out. Usable without Snakemake (a notebook, or each user's own device).
 
-Uses: numpy, polars, ldpsample.events.release, ldpsample.events.priors,
-ldpsample.minimax_sparse and this package's randomness and spec.
-
 Every input other than the users' histograms is public (the spec) or secret randomness (a
-:class:`~ldpsample.publish.randomness.UniformSource`). A user's draw in a subcategory is the
-inverse CDF of ``p K_{q,ε}`` at the user's own uniform ``u``, with ``q`` the spec's prior on the
+:class:`~ldpsample.publish.randomness.UniformSource`). A user's draw in a subcategory is the inverse
+CDF of ``p K_{q,ε}`` at the user's own uniform ``u``, with ``q`` the spec's prior on the
 subcategory's full domain and ``K`` the minimax kernel
-(:func:`ldpsample.events.release.minimax_release_kernel`, the kernel code of the pipeline's
-evaluation), audited in O(n) before any draw. Draws take O(k log n) for a user with ``k``
-items (:func:`ldpsample.sample_minimax_sparse`; docs/minimax-sparse.md), the CDF in the
-kernel's sorted order, which is the spec's domain order (ascending ``q``). Where the user has
-no data in a subcategory, ``p := q`` and the draw comes from ``qK = q``: it says nothing about
-the user. With hidden
-membership (the default) every user of ``users`` releases in every subcategory; with
+(:func:`ldpsample.events.scoring.release_kernel.minimax_release_kernel`, the kernel code of the
+pipeline's evaluation), audited in O(n) before any draw. Draws take O(k log n) for a user with ``k``
+items (:func:`ldpsample.sample_minimax_sparse`; docs/minimax-sparse.md), the CDF in the kernel's
+sorted order, which is the spec's domain order (ascending ``q``). Where the user has no data in a
+subcategory, ``p := q`` and the draw comes from ``qK = q``: it says nothing about the user. With
+hidden membership (the default) every user of ``users`` releases in every subcategory; with
 ``attributes_public`` only where it has data.
 
 Each draw is ε-LDP for the user's whole data (any two inputs give output probabilities within
@@ -32,8 +28,8 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from ldpsample.events import release as _release
-from ldpsample.events.priors import csr_rows
+from ldpsample.events.counting.data_priors import csr_rows
+from ldpsample.events.scoring import release_kernel as _release
 from ldpsample.minimax_sparse import sample_minimax_sparse
 from ldpsample.publish.randomness import UniformSource
 from ldpsample.publish.spec import ReleaseSpec
@@ -331,7 +327,7 @@ def _csr(
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
     """CSR arrays of ``names``' counts over the domain positions (an empty row: no data,
     ``p := q``), for :func:`ldpsample.sample_minimax_sparse`: a user's rows of one item summed
-    into one cell, then :func:`ldpsample.events.priors.csr_rows`."""
+    into one cell, then :func:`ldpsample.events.counting.data_priors.csr_rows`."""
     if rows is None or rows.height == 0:
         return np.zeros(names.len() + 1, dtype=np.int64), np.empty(0, np.int64), np.empty(0)
     index = pl.DataFrame({"user": names, "_row": np.arange(names.len(), dtype=np.int64)})

@@ -1,18 +1,15 @@
 """The client on a user's own device: read a published spec and release that user's items with
 numpy alone (the core install, ``pip install ldpsample``, no polars).
 
-Uses: numpy and the standard library (csv, json, hashlib), ldpsample.events.release,
-ldpsample.minimax_sparse and this package's randomness.
-
-The draws are those of :func:`ldpsample.publish.client.release_items` for the same spec, data
-and uniforms: the same release kernel (:func:`ldpsample.events.release.minimax_release_kernel`),
-audited before any draw (:func:`ldpsample.events.release.audit_kernel`), the same sparse inverse
-CDF (:func:`ldpsample.sample_minimax_sparse`) in the spec's domain order and the same uniform
-source (:mod:`ldpsample.publish.randomness`). Local differential privacy lets users
-"randomize their data on their own devices before sharing it with an *untrusted* curator"
-(Zamanlooy, Diaz & Asoodeh, AISTATS 2025, ``000_904d48b38ce41b65.txt`` Section 1): nothing but
-the public spec, secret uniforms and the user's own counts enters a draw, so each user can run
-this alone.
+The draws are those of :func:`ldpsample.publish.client.release_items` for the same spec, data and
+uniforms: the same release kernel
+(:func:`ldpsample.events.scoring.release_kernel.minimax_release_kernel`), audited before any draw
+(:func:`ldpsample.events.scoring.release_kernel.audit_kernel`), the same sparse inverse CDF
+(:func:`ldpsample.sample_minimax_sparse`) in the spec's domain order and the same uniform source
+(:mod:`ldpsample.publish.randomness`). Local differential privacy lets users "randomize their data
+on their own devices before sharing it with an *untrusted* curator" (Zamanlooy, Diaz & Asoodeh,
+AISTATS 2025, ``000_904d48b38ce41b65.txt`` Section 1): nothing but the public spec, secret uniforms
+and the user's own counts enters a draw, so each user can run this alone.
 
 A spec on disk is a folder with ``manifest.json`` and ``domain.csv``
 (:mod:`ldpsample.publish.spec`); :func:`read_device_spec` checks the format and the domain's
@@ -36,7 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ldpsample.events import release as _release
+from ldpsample.events.scoring import release_kernel as _release
 from ldpsample.minimax_sparse import sample_minimax_sparse
 from ldpsample.publish.randomness import UniformSource
 

@@ -1,8 +1,6 @@
 """How far the floating-point draws can be from the exact kernel, and the floor on ``q`` that
 keeps the realised ε of every release within a documented factor of its ε.
 
-Uses: numpy, polars and this package's spec; no other ldpsample module.
-
 The client draws item ``j`` when the user's uniform ``u = k / 2**53`` falls between the
 computed CDF values ``F̂_{j-1} <= u < F̂_j`` (:func:`ldpsample.sample_minimax_sparse`). If every
 computed CDF value is within ``η`` of the exact ``F_j``, the probability of ``j`` over the grid

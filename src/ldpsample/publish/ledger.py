@@ -1,7 +1,5 @@
 """The privacy ledger: every user's spent ε across every release, kept outside ``results/``.
 
-Uses: polars and the standard library (sqlite3); no other ldpsample module.
-
 A ledger is one SQLite file (``events.<name>.ledger``; by default the project's one ledger
 ``privacy/ledger.sqlite``, shared by every table). Its key is ``(population, user)``: the
 population is the operator's name for a set of people (``events.<name>.population``, default

@@ -2,9 +2,6 @@
 an order where no draw exists that the ledger does not count, and the published folder is
 replaced whole.
 
-Uses: polars, ldpsample.pipeline.io and this package's client, ledger, randomness, readme and
-spec.
-
 Order of :func:`publish_release`:
 
 1. remove what a killed earlier run left beside the folder (``.<folder>.new-*``,
@@ -39,7 +36,7 @@ from typing import Any
 
 import polars as pl
 
-from ldpsample.events.release import epsilon_text
+from ldpsample.events.scoring.release_kernel import epsilon_text
 from ldpsample.pipeline.io import write_json, write_parquet, write_text
 from ldpsample.publish.client import Release, audit_spec, planned_spend, release_items
 from ldpsample.publish.ledger import (

@@ -1,8 +1,6 @@
 """Where a release's randomness comes from: the operating system's secure source (the default,
 for publication) or uniforms derived per draw by SHA-256 from a seed (tests and evaluation).
 
-Uses: numpy and ldpsample.events.release.
-
 A sampler with known randomness is not private: whoever knows the uniforms recomputes every
 draw, and the release becomes a deterministic function of the user's data (ε = ∞). So the
 uniforms of a publishable release come from :func:`os.urandom` (the kernel's CSPRNG, as
@@ -26,7 +24,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from ldpsample.events.release import epsilon_text
+from ldpsample.events.scoring.release_kernel import epsilon_text
 
 __all__ = ["SecureUniforms", "SeededUniforms", "UniformSource", "uniform_source"]
 

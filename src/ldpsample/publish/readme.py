@@ -1,8 +1,6 @@
 """The README.md of a published folder: what each file is, its ε, what a reader may conclude,
 and the one command that estimates from it.
 
-Uses: this package's spec and exactness; no other ldpsample module.
-
 The text is a function of the spec and of ``release.json``'s content only (public), so it is
 as publishable as they are.
 """

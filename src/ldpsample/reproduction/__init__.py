@@ -1,7 +1,5 @@
 """Every quantitative claim of the papers beside this run's value, each citing the paper's text.
 
-Uses: its own modules only (re-exports).
-
 The claims are data (``claims.toml``, shipped with the package, read by
 :func:`~ldpsample.reproduction.claims.load_claims`); the computations live in modules named for
 what they check:

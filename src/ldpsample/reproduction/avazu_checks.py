@@ -1,7 +1,5 @@
 """The papers' Avazu claims against ``results/avazu/`` (AISTATS threshold, 100 users) and the
 folder of the run with the arXiv threshold (``context['avazu_arxiv_folder']``, >= 1000 users).
-
-Uses: polars and this package's outcome and run_files.
 """
 
 from __future__ import annotations

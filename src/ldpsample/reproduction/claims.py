@@ -1,7 +1,5 @@
 """The claims file (``claims.toml``, shipped with the package) and its loader.
 
-Uses: the standard library only; a claim's check is imported by name when it runs.
-
 Each claim is data: the paper and where in it, the value as printed, how this run's value is
 computed (a named check of this package with its arguments), which experiments and data notes
 it reads, the tolerance and why. :func:`load_claims` reads and validates the file; an error's

@@ -1,7 +1,5 @@
 """The AISTATS paper's cost claim: the closed form against solving the linear program.
 
-Uses: numpy, ldpsample.minimax and ldpsample.reproduction.kernel_lp.
-
 The AISTATS paper (000_904d48b38ce41b65.txt, end of §3) says: "It is important to note that our
 algorithm achieves a time complexity of $O(n^3)$. This is a significant improvement over the
 naive linear programming approach for solving (4) in the case of TV-distance. The naive method
@@ -31,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ldpsample.minimax import minimax_coefficients
+from ldpsample.reproduction.kernel_lp import minimax_kernel_lp
 from ldpsample.reproduction.outcome import Outcome
 
 __all__ = ["closed_form_vs_lp", "size_exponent"]
@@ -54,9 +54,6 @@ def closed_form_vs_lp(
     optimum against the closed form's smallest diagonal entry (within 1e-9), its size and
     iterations; within the tolerance when every optimum matches and the LP has at least ``n^2``
     unknowns at every size (the fitted exponents are shown, not checked)."""
-    from ldpsample.minimax import minimax_coefficients
-    from ldpsample.reproduction.kernel_lp import minimax_kernel_lp
-
     seed = int(ctx.get("seed") or 0)
     shown, unknowns, iterations, gaps = [], [], [], []
     for n in sizes:

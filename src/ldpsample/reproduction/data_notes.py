@@ -1,7 +1,5 @@
 """The ``data`` cell of each row: full data, a partial copy with its fraction, generated data.
 
-Uses: the standard library only.
-
 The fractions come from the run's own records: the ``movielens_data`` job's log names a partial
 copy with its row count, and the Avazu conversion's ``train.json`` holds its rows. Nothing here
 reads the data itself.

@@ -1,8 +1,6 @@
 """The papers' data-size statements and the poster's Avazu click rule, against the files this run
 read.
 
-Uses: numpy, polars, ldpsample.datasets (readers and official row counts).
-
 * :func:`aistats_ml100k_size`, :func:`aistats_ml1m_size` -- the AISTATS paper's §5.4 sentence
   "The MovieLens 100K and MovieLens 1M datasets contain 100,000 and 1 million ratings,
   respectively, provided by 1,000 and 6,000 users" (000_904d48b38ce41b65.txt) against the
@@ -35,6 +33,8 @@ from pathlib import Path
 
 import polars as pl
 
+from ldpsample.datasets.registry import OFFICIAL_ROW_COUNTS
+from ldpsample.experiments.movielens.data import read_ml1m, read_ml100k
 from ldpsample.reproduction.outcome import Missing, Outcome
 
 __all__ = [
@@ -69,8 +69,6 @@ def aistats_ml100k_size(
 ) -> Outcome:
     """ML-100K's ratings (exact) and users (rounded) of §5.4 against the files the MovieLens
     stage read; ML-100K is complete in the shared copy, so nothing here is partial."""
-    from ldpsample.datasets.movielens import read_ml100k
-
     table = read_ml100k(_movielens_files(ctx, "ml-100k"))["ratings"]
     count, people = table.height, table["user_id"].n_unique()
     ok = count == ratings and rounds_at_last_digit(people, users)
@@ -88,9 +86,6 @@ def aistats_ml1m_size(
     stage read: the users of ``users.dat`` always; the ratings only when the ratings file is
     not a partial copy (fewer lines than the official 1,000,209), else ``not run`` saying what
     was checked."""
-    from ldpsample.datasets.movielens import read_ml1m
-    from ldpsample.datasets.registry import OFFICIAL_ROW_COUNTS
-
     data = read_ml1m(_movielens_files(ctx, "ml-1m"))
     count, listed = data["ratings"].height, data["users"].height
     value = f"{count:,} ratings; {listed:,} users in users.dat"
@@ -109,8 +104,6 @@ def aistats_ml1m_size(
 def avazu_rows(results: Path, ctx: Mapping[str, object], *, rows: int) -> Outcome:
     """§5.3's 40M rows against the rows the Avazu conversion wrote (``train.json``); a copy
     with fewer rows than the official 40,428,967 is ``not run`` with its count."""
-    from ldpsample.datasets.registry import OFFICIAL_ROW_COUNTS
-
     stats = ctx.get("avazu_stats")
     if not stats or not Path(str(stats)).is_file():
         raise Missing("no Avazu conversion stats (train.json): the Kaggle file was not read")
@@ -135,8 +128,6 @@ def gowalla_size(
     check-in file the WPM Gowalla stage read. The derived sample, or a SNAP file with fewer
     lines than the official 6,442,890, is ``not run`` with its counts. (SNAP's page states
     6,442,890 check-ins; the paper prints 6,442,892.)"""
-    from ldpsample.datasets.registry import OFFICIAL_ROW_COUNTS
-
     source = dict(ctx.get("wpm_gowalla_file") or {})
     if not source.get("path"):
         raise Missing("the context has no Gowalla file (the wpm_gowalla stage did not run)")

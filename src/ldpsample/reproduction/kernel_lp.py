@@ -1,8 +1,6 @@
 """The minimax risk of Theorem 1 as a linear program, solved by HiGHS: an optimum that owes
 nothing to the closed form or to Algorithm 1.
 
-Uses: numpy, scipy (HiGHS), ldpsample._types and ldpsample._validation.
-
 Theorem 1 (Zamanlooy, Diaz & Asoodeh, AISTATS 2025) states that, over all ε-LDP kernels ``K``
 with ``qK = q``, the smallest worst case ``sup_p D_f(p || pK)`` is ``Γ_f(q, ε)``, with
 

@@ -1,7 +1,5 @@
 """The papers' MovieLens claims against ``results/movielens/<variant>/``.
 
-Uses: polars and this package's outcome and run_files.
-
 The AISTATS rows read the AISTATS variant (ML-100K prior, ``context['movielens_variant']``), the
 arXiv Fig. 4 row the ML-1M-prior variant. Win shares are shown two ways: exactly (a case is won
 by the smaller worst case) and under the published notebook's rule, which compares the worst

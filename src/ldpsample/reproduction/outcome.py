@@ -1,7 +1,5 @@
 """What a claim's check returns, and the verdict that follows from it.
 
-Uses: the standard library only.
-
 A check returns an :class:`Outcome` (this run's value, whether it is within the claim's
 tolerance, and the reason when it is not) or raises :class:`Missing` when what it needs is not
 in this run's results. :func:`verdict` turns that into the table's ``verdict`` cell, one of

@@ -1,7 +1,5 @@
 """Reading this run's result files for the claims (only files under the results folder).
 
-Uses: polars and this package's outcome.
-
 A file a check needs but this run did not write raises :class:`Missing`, so the row says
 ``not run`` naming it. The per-user tables of the real-data stages are joined with their priors
 and histograms here, to give each user's ``TV(p, q)`` without building a dense ``p``.
@@ -37,7 +35,7 @@ def read_result(results: Path, name: str) -> pl.DataFrame:
 
 def subcategory_priors(histograms: pl.DataFrame, priors: pl.DataFrame, kind: str) -> pl.DataFrame:
     """The prior of every subcategory as the metrics job used it (``kind`` as
-    ``ldpsample.events.metrics``): ``table`` is the run's ``priors.parquet``; ``pooled`` the
+    ``ldpsample.events.scoring.metrics``): ``table`` is the run's ``priors.parquet``; ``pooled`` the
     subcategory's summed counts, ``user_mean`` the mean of its users' normalised histograms,
     both recomputed from ``histograms.parquet`` (the stage writes no prior for them).
 

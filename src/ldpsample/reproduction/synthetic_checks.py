@@ -1,7 +1,4 @@
-"""The AISTATS paper's synthetic figure (Fig. 2) against ``results/synthetic/values.parquet``.
-
-Uses: polars and this package's outcome and run_files.
-"""
+"""The AISTATS paper's synthetic figure (Fig. 2) against ``results/synthetic/values.parquet``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
 """The reproduction table: one row per claim of the claims file, with its verdict.
 
-Uses: polars and this package's claims and outcome.
-
 Only files under the results folder are read (the experiments that the config switched on); a
 claim whose experiment did not run gets ``not run``. Which experiments ran, and the data notes
 (partial fractions, Gowalla source), come from the caller (the Snakemake rule passes them from

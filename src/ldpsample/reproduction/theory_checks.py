@@ -1,9 +1,6 @@
 """Checks of the AISTATS paper's theorem, lemma, corollary, proposition and bound on this run's
 priors, each against a computation that does not use the formula it checks.
 
-Uses: numpy, polars, ldpsample.audit, divergences, minimax, experiments.synthetic and
-experiments.theory, and this package's kernel_lp, outcome and run_files.
-
 Which priors: the theory stage's (``q_min`` priors on ``theory.n`` items and the uniform one,
 rebuilt from ``results/theory/risk.csv`` with
 :func:`ldpsample.experiments.theory.prior_with_minimum`),

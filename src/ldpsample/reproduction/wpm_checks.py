@@ -1,9 +1,6 @@
 """The WPM paper's claims (Takakura, Liew & Hasegawa, arXiv:2605.10015) against
 ``results/wpm_ring``, ``results/wpm_movielens`` and ``results/wpm_gowalla``.
 
-Uses: numpy, polars, ldpsample.datasets.movielens, experiments.wpm_movielens, experiments.wpm_ring,
-ldpsample.wasserstein and this package's outcome and run_files.
-
 * :func:`hit1_ordering` -- WPM's Hit Rate@1 at least the baselines' at every ε; where it is
   not, the reason says whether the loss is forced by the uniform base measure
   (:func:`uniform_base_measure_ceiling`: no ``Q`` in any ``M_ε(c/m 1)`` reaches a higher mean
@@ -48,6 +45,8 @@ import polars as pl
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import logsumexp
 
+from ldpsample.experiments.movielens.data import read_ml100k
+from ldpsample.experiments.wpm_movielens import prepare_movielens
 from ldpsample.experiments.wpm_ring import ring_cost
 from ldpsample.reproduction.outcome import Missing, Outcome
 from ldpsample.reproduction.run_files import read_result
@@ -123,9 +122,6 @@ def test_users_liked(setup_params: Mapping[str, object]) -> NDArray[np.bool_]:
     (``files``, ``seed``, ``n_components``, ``n_outputs``, ``train_fraction``,
     ``validation_fraction``, ``like_threshold``) as ``scripts/wpm_movielens_part.py`` does.
     Every test user, so only valid when the stage does not cap them (``max_test_users``)."""
-    from ldpsample.datasets.movielens import read_ml100k
-    from ldpsample.experiments.wpm_movielens import prepare_movielens
-
     split_seed, _ = np.random.SeedSequence(list(setup_params["seed"])).spawn(2)
     data = read_ml100k(setup_params["files"])
     setup = prepare_movielens(
@@ -600,8 +596,6 @@ def ml100k_size(
     """The WPM paper's size of ML-100K (Appendix N) against the files the WPM MovieLens stage
     read (``wpm_movielens_setup['files']``): the ratings exactly, users and movies rounded at
     the printed number's last non-zero digit (943 users print as 1000, 1682 movies as 1700)."""
-    from ldpsample.datasets.movielens import read_ml100k
-
     setup = dict(ctx.get("wpm_movielens_setup") or {})
     if not setup.get("files"):
         raise Missing("the context has no ML-100K files (the wpm_movielens stage did not run)")

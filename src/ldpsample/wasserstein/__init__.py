@@ -1,7 +1,5 @@
 """Wasserstein projection mechanism (WPM) for locally private sampling.
 
-Uses: its own modules only (re-exports).
-
 Implements *Differentially Private Sampling from Distributions via Wasserstein Projection*:
 a user holding a distribution ``P`` over input points ``x_1..x_n`` releases one sample of
 

@@ -1,7 +1,5 @@
 """Validation, the LDP polytope's bounds, the clip-normaliser and the release sampler.
 
-Uses: numpy, ldpsample._types, _validation and mollifier.kl.
-
 Shared by every module of :mod:`ldpsample.wasserstein`. Notation of the paper
 (*Differentially Private Sampling from Distributions via Wasserstein Projection*): input points
 ``x_1..x_n``, output points ``y_1..y_m``, cost ``C[i, j] = d(x_i, y_j)^r``, base measure ``μ`` and

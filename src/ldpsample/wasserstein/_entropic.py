@@ -1,7 +1,5 @@
 """Entropic WPM: alternating KL projections from the Gibbs kernel ``exp(-C/η)``.
 
-Uses: numpy, ldpsample._types and this package's _common.
-
 Rows: scale row ``i`` to sum ``P_i``. Columns: KL-project the column sums onto ``M_ε(μ)``
 (the KPM step, :func:`ldpsample.wasserstein._common.log_clip_normalise`). ``variant="dykstra"``
 projects the column sums of ``diag(u) K`` (the Dykstra-corrected step, equal to the scaling

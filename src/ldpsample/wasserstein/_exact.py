@@ -1,7 +1,5 @@
 """Exact WPM: the linear programme min <C, π> s.t. π 1 = P, μ <= π^T 1 <= e^ε μ, π >= 0.
 
-Uses: numpy, scipy, POT (``ot``, imported where used) and ldpsample._types.
-
 Two backends, one input at a time (rows with ``P_i = 0`` and columns with ``μ_j = 0`` are
 dropped first): POT's network simplex on an equivalent balanced transport problem, and scipy's
 HiGHS on the LP itself. See ``docs/wasserstein.md``.

@@ -1,7 +1,5 @@
 """Base measures for the WPM: worst-case cost and its minimisation.
 
-Uses: numpy, scipy, ldpsample._types, _validation and this package's _common.
-
 The worst case of ``P -> min_{Q in M_ε(μ)} W_r^r(P, Q)`` over the simplex is attained at a Dirac
 input (the map is convex in ``P``: it is the value of a linear programme whose right-hand side
 is affine in ``P``). For ``P = δ_i`` every plan sends everything from ``x_i``, so the projection

@@ -1,7 +1,5 @@
 """Exponential-mechanism baseline and the release sampler.
 
-Uses: numpy, ldpsample._types, _validation, sampling and this package's _common.
-
 The exponential mechanism (McSherry & Talwar 2007) with utility ``u(P, y) = -sum_i P_i C[i, y]``
 (the expected cost of moving the input to ``y``) releases ``y`` with probability
 

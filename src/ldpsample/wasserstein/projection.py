@@ -1,7 +1,5 @@
 """The Wasserstein projection mechanism (WPM) and the KL projection mechanism (KPM).
 
-Uses: numpy, ldpsample._types, _validation and this package's _common, _entropic and _exact.
-
 WPM (paper, definition of the mechanism): ``Q*(P) = argmin_{Q in M_ε(μ)} W_r(P, Q)``. Its exact
 value is the linear programme
 

@@ -1,7 +1,5 @@
 """Release distributions by mechanism name: the one dispatch the WPM experiments share.
 
-Uses: numpy, ldpsample._types, _validation and this package's exponential and projection.
-
 :func:`release_distributions` maps a mechanism name to its per-input output distributions
 ``Q`` (one row per input); the experiments choose the base measure (the science) and call it
 instead of each carrying its own ``if method == ...`` chain. :func:`kpm_uniform_scale` is the

@@ -1,7 +1,5 @@
 """The WPM on the unit sphere S^{d-1} with the Euclidean distance: closed form and exact sampler.
 
-Uses: numpy, scipy.special, scipy.optimize and ldpsample._validation.
-
 Implements Appendix H of *Differentially Private Sampling from Distributions via Wasserstein
 Projection* (``001_520e0969f7c94e6f.txt``, Proposition H.1: "Utilizing the rotational symmetry
 of the sphere, we can derive the optimal base measure analytically"). The optimal base measure

@@ -1,7 +1,5 @@
 """Getting the raw data: verified downloads and the official folder layout.
 
-Uses: its own modules and ldpsample.datasets.registry (re-exports only).
-
 Two ways in, both ending in the same layout under one folder (``data_dir``)::
 
     data_dir/

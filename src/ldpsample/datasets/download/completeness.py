@@ -70,7 +70,7 @@ def dataset_completeness(
 
     A partial copy is accepted: it is logged as a warning (never an error). Counting reads
     the file once (the full Avazu file takes about a minute; convert it with
-    :func:`ldpsample.datasets.avazu.convert_avazu_to_parquet`, which counts as it goes).
+    :func:`ldpsample.experiments.avazu.data.convert_avazu_to_parquet`, which counts as it goes).
     """
     out = []
     for role, path in files.items():

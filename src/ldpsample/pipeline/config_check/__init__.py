@@ -28,12 +28,11 @@ One module per concern, every public name re-exported here:
 * :mod:`.events` -- the events entries' checks; :mod:`.release` -- what a publication needs;
 * :mod:`.entries` -- the same checks for entries given outside a config (the notebook path).
 
-Uses: its own modules only, through relative imports, and through them the standard library
-and what Snakemake itself imports (PyYAML, jsonschema, referencing, numpy); no other ldpsample
-module but ``events/files.py``, loaded by path. So the workflow loads this package by path at
-parse time (``load_library_module`` in ``workflow/rules/common.smk``, as
-``ldpsample_config_check`` with its modules as ``ldpsample_config_check.<module>``) without
-importing ldpsample and its heavy dependencies.
+Light enough to load by path at parse time (``load_library_module`` in
+``workflow/rules/common.smk``, as ``ldpsample_config_check`` with its modules as
+``ldpsample_config_check.<module>``): relative imports only, the standard library and what
+Snakemake itself imports (PyYAML, jsonschema, referencing, numpy), and of ldpsample only
+``events/reading/files.py``, loaded by path.
 """
 
 from __future__ import annotations

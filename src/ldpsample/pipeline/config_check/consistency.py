@@ -4,8 +4,6 @@ Functions of the config dict (after :func:`~.schema.check_config`), so they are 
 without Snakemake; each raises a :class:`~.errors.ConfigError` naming the key: data_dir,
 downloads, the ε folder names, the theory and wpm sections, avazu.variants, then the events
 entries (:mod:`.events`).
-
-Uses: the standard library, :mod:`.errors`, :mod:`.names` and :mod:`.events`.
 """
 
 from __future__ import annotations

@@ -6,8 +6,6 @@ checks and messages as the workflow's config check, for a mapping of entries.
 filled in, the events schema (its errors' key paths under ``events``, as in a config) and the
 cross-field checks; so ``epsilons=[0]`` fails here as it fails a config, before any table is
 read.
-
-Uses: :mod:`.yaml_numbers`, :mod:`.schema`, :mod:`.schema_messages` and :mod:`.events`.
 """
 
 from __future__ import annotations

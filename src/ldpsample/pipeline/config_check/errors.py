@@ -1,12 +1,10 @@
 """The config error and its message: ``config error at <key path>: <what is wrong>``.
 
-:class:`ConfigError` with a first line such as ``config error at synthetic.epsilons[0]: -1 must
-be > 0`` (:func:`config_error`, the key path written by :func:`key_path`), values shown as the
-user wrote them (``_show``), and several problems in one message, the first on the first line
-and then ``... and N more:`` (``_combined``). Every other module of the config check raises
-through these.
-
-Uses: the standard library only (loaded by path at Snakemake parse time).
+:class:`ConfigError` with a first line such as ``config error at synthetic.epsilons[0]: -1 must be >
+0`` (:func:`config_error`, the key path written by :func:`key_path`), values shown as the user wrote
+them (``_show``), and several problems in one message, the first on the first line and then ``...
+and N more:`` (``_combined``). Every other module of the config check raises through these. Standard
+library only (loaded by path at Snakemake parse time).
 """
 
 from __future__ import annotations

@@ -4,9 +4,6 @@
 attributes, one public column per attribute, input files that exist (a file, a folder or a
 glob naming at least one table file) and what a publication needs
 (:func:`~.release.events_release_problems`); every problem of every entry in one error.
-
-Uses: the standard library, ``ldpsample/events/files.py`` (standard library only, loaded by
-path like this package), :mod:`.errors`, :mod:`.names` and :mod:`.release`.
 """
 
 from __future__ import annotations
@@ -92,11 +89,12 @@ def _events_entry_problems(key: str, entry: dict) -> list[str]:
 
 
 def _events_files() -> Any:
-    """ldpsample/events/files.py (standard library only), loaded by path like this module."""
+    """ldpsample/events/reading/files.py (standard library only), loaded by path like this
+    module."""
     name = "ldpsample_events_files"
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(
-            name, Path(__file__).resolve().parents[2] / "events" / "files.py"
+            name, Path(__file__).resolve().parents[2] / "events" / "reading" / "files.py"
         )
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

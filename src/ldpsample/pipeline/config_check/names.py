@@ -5,9 +5,6 @@ An ε names the folder ``eps~<ε>`` as a plain decimal (:func:`epsilon_folder_na
 ``avazu.variants`` entry names ``results/avazu/<key~value_...>/`` (:func:`avazu_variant_name`,
 from :data:`AVAZU_VARIANT_KEYS`); an ``events.<name>`` entry names ``results/events/<name>/``
 (:data:`EVENTS_NAME_PATTERN`).
-
-Uses: the standard library, numpy (imported inside :func:`epsilon_folder_name`; Snakemake
-imports it) and :mod:`.errors`.
 """
 
 from __future__ import annotations

@@ -3,10 +3,7 @@
 :func:`events_release_problems`: with ``release: true`` every input of the mechanism other
 than the users' data is public (docs/publishing.md); with ``release: false`` the publication
 keys (:data:`RELEASE_KEYS`) keep their defaults. Also the ledger's default file
-(:func:`events_ledger`); what ``top_items: auto`` means is
-:data:`ldpsample.events.options.AUTO_TOP_ITEMS`.
-
-Uses: :mod:`.errors` only (standard library).
+(:func:`events_ledger`) and what ``top_items: auto`` means (:data:`AUTO_TOP_ITEMS`).
 """
 
 from __future__ import annotations

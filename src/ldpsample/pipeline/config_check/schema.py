@@ -5,9 +5,6 @@ numbers, every number finite (:mod:`.yaml_numbers`), the events entries' absent 
 with their schema defaults (:func:`apply_events_defaults`; JSON Schema validators apply none),
 then the JSON Schema (draft 2020-12, ``$ref`` to sibling files) checked, its errors raised as
 one :class:`~.errors.ConfigError` (:mod:`.schema_messages`).
-
-Uses: PyYAML, jsonschema and referencing (imported on first use; Snakemake imports them),
-:mod:`.errors`, :mod:`.yaml_numbers`, :mod:`.schema_messages`.
 """
 
 from __future__ import annotations

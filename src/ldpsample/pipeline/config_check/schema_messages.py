@@ -9,9 +9,6 @@ hint about strings).
 
 An unknown key names the nearest allowed one (``did you mean 'top_items'?``, difflib), or
 lists the allowed keys when none is near.
-
-Uses: jsonschema (imported when an error is reported; Snakemake imports it), difflib and
-:mod:`.errors`.
 """
 
 from __future__ import annotations

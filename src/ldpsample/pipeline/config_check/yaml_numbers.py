@@ -4,8 +4,6 @@ YAML 1.1 (PyYAML, which Snakemake loads config files with) reads ``1e-12`` or ``
 strings; :func:`convert_exponent_numbers` reads them as the numbers the schema expects. JSON
 Schema's ``minimum`` lets NaN through (every comparison with NaN is false), so
 :func:`check_finite` rejects NaN and ±inf, and integers beyond 64 bits, naming the key path.
-
-Uses: the standard library and :mod:`.errors`; the jsonschema validator is passed in.
 """
 
 from __future__ import annotations
