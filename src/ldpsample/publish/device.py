@@ -145,10 +145,18 @@ def read_device_spec(path: PathLike) -> DeviceSpec:
     Raises
     ------
     SpecError
-        As :func:`read_manifest`, or if ``domain.csv``'s header is not
-        ``attribute,subcategory,position,item,q``.
+        As :func:`read_manifest`, if ``domain.csv``'s header is not
+        ``attribute,subcategory,position,item,q``, or if the spec is a joint release
+        (``release_mode: joint``, drawn by :func:`ldpsample.publish.release_items` only).
     """
     manifest, domain_path = read_manifest(path)
+    mode = manifest.get("release_mode", "per_subcategory")
+    if mode != "per_subcategory":
+        raise SpecError(
+            f"{domain_path.parent / _MANIFEST}: release_mode {mode!r}: the device client draws "
+            "per-subcategory releases only; draw a joint release with "
+            "ldpsample.publish.release_items"
+        )
     with open(domain_path, newline="", encoding="utf-8") as handle:
         reader = csv.reader(handle)
         header = tuple(next(reader, ()))

@@ -22,6 +22,8 @@ RELEASE_KEYS: dict[str, Any] = {
     "attributes_public": False,
     "subcategories": None,
     "prior_smoothing": 0,
+    "release_mode": None,
+    "subcategory_shares": None,
     "ledger": None,
     "budget": None,
     "population": None,
