@@ -19,7 +19,8 @@ Rows (``--only`` takes any of these names, several allowed), in the order of :da
 ``audit-1e6``, ``sparse-1e6x1e5``, ``sparse-baselines-1e6x1e5``, ``mollifier-1e5x100``,
 ``avazu``, ``wpm-exact``, ``avazu-stage``, ``events-scale-1e7``, ``events-scale-1e8``,
 ``events-scale-4e8``, ``events-metrics-threads``, ``events-sparse-1e6x1e5``,
-``events-sparse-workflow``, ``estimate-1e6x1e5``, ``test-command`` (not run with
+``events-sparse-workflow``, ``estimate-1e6x1e5``, ``publish-joint-20x1e4``, ``test-command``
+(not run with
 ``--quick``: it has no small size).
 
 ``--baseline <git revision>`` adds "before" lines: the library's ``minimax.py`` and
@@ -79,6 +80,7 @@ ORDER: tuple[tuple[str, str], ...] = (
     ("events-metrics-threads", "events_scale"),
     ("events-sparse-1e6x1e5", "events_sparse"),
     ("estimate-1e6x1e5", "estimate"),
+    ("publish-joint-20x1e4", "publish_joint"),
     ("events-sparse-workflow", "events_sparse"),
     ("test-command", "test_command"),
 )

@@ -23,6 +23,7 @@ from ldpsample.estimate import (
     read_publication,
     structured_kernel,
 )
+from ldpsample.estimate.modes import compare_release_modes
 from ldpsample.estimate.table import joint_quantities, joint_standard_errors
 
 Q = np.array([0.05, 0.1, 0.15, 0.2, 0.1, 0.25, 0.15])  # a joint prior π(s) q_s(i)
@@ -200,3 +201,46 @@ def test_the_estimate_command_reads_a_joint_publication(joint, tmp_path):
     assert np.allclose(table["estimate"].to_numpy(), library["estimate"].to_numpy(), atol=1e-12)
     assert (tmp_path / "fig.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"{2 * len(roster)} draws from {len(roster)} users" in result.stdout
+
+
+def test_the_mode_comparison_spends_equal_budgets_and_scores_users_against_dense_pK(joint):
+    """compare_release_modes: per budget B the per-subcategory mode at ε = B / 2 (two
+    countries), the joint mode at ε = B; every user's TV(p, pK) equals the dense computation
+    on its subcategory's or the joint domain, and here (a population far from q, a tenth without
+    data) the joint conditionals beat the per-subcategory estimates for the analyst."""
+    folder, histograms, roster = joint
+    spec = read_publication(folder).spec
+    table = compare_release_modes(spec, histograms, budgets=[4.0], users=roster, repeats=2)
+    assert table.select("mode", "epsilon").rows() == [("per_subcategory", 2.0), ("joint", 4.0)]
+    per_sub, joint_row = table.row(0, named=True), table.row(1, named=True)
+    domain = spec.joint_domain()
+    keys = list(domain.select("subcategory", "item").iter_rows())
+    K = minimax_kernel(domain["q"].to_numpy(), epsilon=4.0)
+    kernels = {
+        sub: minimax_kernel(spec.prior_of("country", sub)[1], epsilon=2.0) for sub in ("de", "fr")
+    }
+    joint_tv, sub_tv = [], []
+    for _user, rows in histograms.group_by("user"):
+        p = np.array(
+            [
+                rows.filter((pl.col("subcategory") == s) & (pl.col("item") == i))["count"].sum()
+                for s, i in keys
+            ],
+            float,
+        )
+        p /= p.sum()
+        joint_tv.append(0.5 * np.abs(p @ K - p).sum())
+        for sub in ("de", "fr"):
+            members = np.array([s == sub for s, _ in keys])
+            if p[members].sum():
+                items = spec.prior_of("country", sub)[0].to_list()
+                order = [keys.index((sub, i)) for i in items]
+                ps = p[order] / p[order].sum()
+                sub_tv.append(0.5 * np.abs(ps @ kernels[sub] - ps).sum())
+    assert joint_row["users"] == len(joint_tv) and per_sub["users"] == len(sub_tv)
+    assert joint_row["user_tv_worst"] == pytest.approx(max(joint_tv), abs=1e-12)
+    assert joint_row["user_tv_median"] == pytest.approx(np.median(joint_tv), abs=1e-12)
+    assert per_sub["user_tv_worst"] == pytest.approx(max(sub_tv), abs=1e-12)
+    assert per_sub["user_tv_median"] == pytest.approx(np.median(sub_tv), abs=1e-12)
+    assert joint_row["analyst_tv_em"] < per_sub["analyst_tv_em"]
+    assert np.isnan(per_sub["share_tv_em"]) and 0 <= joint_row["share_tv_em"] < 0.1
