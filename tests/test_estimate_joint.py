@@ -7,8 +7,11 @@ and ``ldpsample estimate`` on a joint publication in a subprocess."""
 
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -244,3 +247,18 @@ def test_the_mode_comparison_spends_equal_budgets_and_scores_users_against_dense
     assert per_sub["user_tv_median"] == pytest.approx(np.median(sub_tv), abs=1e-12)
     assert joint_row["analyst_tv_em"] < per_sub["analyst_tv_em"]
     assert np.isnan(per_sub["share_tv_em"]) and 0 <= joint_row["share_tv_em"] < 0.1
+
+
+def test_the_joint_example_of_analysing_md_runs_on_a_copy_of_publish(joint, tmp_path, monkeypatch):
+    """docs/analysing.md's block under "A joint release", executed as printed."""
+    folder, _, _ = joint
+    text = (Path(__file__).resolve().parents[1] / "docs/analysing.md").read_text()
+    section = text.split("## A joint release", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```python\n(.*?)\n```", section, flags=re.S)
+    shutil.copytree(folder, tmp_path / "publish")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    exec(compile(block, "docs/analysing.md", "exec"), namespace)
+    totals = namespace["shares"].group_by("epsilon").agg(pl.col("estimate").sum())
+    assert np.allclose(totals["estimate"].to_numpy(), 1.0) and totals.height == 2
+    assert set(namespace["within"]["subcategory"]) == {"de", "fr"}
