@@ -8,6 +8,8 @@ joint release at ε and fails a release at 3ε and one that leaks the subcategor
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import polars as pl
@@ -24,6 +26,7 @@ from ldpsample.publish import (
     read_device_spec,
     read_spec,
     release_items,
+    release_on_device,
     write_spec,
 )
 from ldpsample.publish.client import audit_spec
@@ -136,10 +139,19 @@ def test_joint_spec_errors_name_their_key(tmp_path, changes, message):
         joint_spec(public_table(tmp_path / "public.parquet"), **changes)
 
 
-def test_the_device_client_refuses_a_joint_spec(tmp_path):
+def test_the_device_client_reads_a_joint_spec_but_refuses_to_draw_it(tmp_path):
     write_spec(joint_spec(public_table(tmp_path / "public.parquet")), tmp_path / "spec")
+    device = read_device_spec(tmp_path / "spec")
+    assert device.release_mode == "joint" and device.budget_bound == 3.0
     with pytest.raises(SpecError, match="release_mode 'joint'"):
-        read_device_spec(tmp_path / "spec")
+        release_on_device(device, {}, user="u1", uniforms=SeededUniforms(0))
+    shown = subprocess.run(
+        [sys.executable, "-m", "ldpsample", "show", str(tmp_path / "spec")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "joint" in shown and "3.0 epsilon per user (attributes x" in shown
 
 
 # ---- the draws, the audit and the ledger -------------------------------------------------------

@@ -96,9 +96,20 @@ class DeviceSpec:
         return not self.manifest["randomness"]["publishable"]
 
     @property
+    def release_mode(self) -> str:
+        """``per_subcategory``, or ``joint`` (one draw per attribute on the joint domain)."""
+        return str(self.manifest.get("release_mode", "per_subcategory"))
+
+    @property
     def budget_bound(self) -> float:
-        """The most ε one run of this spec costs a user: subcategories × Σε × samples."""
-        return len(self.domains) * float(sum(self.epsilons)) * self.samples
+        """The most ε one run of this spec costs a user: subcategories × Σε × samples, or for
+        a joint release attributes × Σε × samples."""
+        units = (
+            len({attribute for attribute, _ in self.domains})
+            if self.release_mode == "joint"
+            else len(self.domains)
+        )
+        return units * float(sum(self.epsilons)) * self.samples
 
 
 def file_sha256(path: PathLike) -> str:
@@ -145,18 +156,10 @@ def read_device_spec(path: PathLike) -> DeviceSpec:
     Raises
     ------
     SpecError
-        As :func:`read_manifest`, if ``domain.csv``'s header is not
-        ``attribute,subcategory,position,item,q``, or if the spec is a joint release
-        (``release_mode: joint``, drawn by :func:`ldpsample.publish.release_items` only).
+        As :func:`read_manifest`, or if ``domain.csv``'s header is not
+        ``attribute,subcategory,position,item,q``.
     """
     manifest, domain_path = read_manifest(path)
-    mode = manifest.get("release_mode", "per_subcategory")
-    if mode != "per_subcategory":
-        raise SpecError(
-            f"{domain_path.parent / _MANIFEST}: release_mode {mode!r}: the device client draws "
-            "per-subcategory releases only; draw a joint release with "
-            "ldpsample.publish.release_items"
-        )
     with open(domain_path, newline="", encoding="utf-8") as handle:
         reader = csv.reader(handle)
         header = tuple(next(reader, ()))
@@ -255,9 +258,18 @@ def release_on_device(
         A count that is not a real number.
     ValueError
         A negative, NaN or infinite count.
+    SpecError
+        A joint release (``release_mode: joint``): this client draws per-subcategory releases
+        only (a joint one is drawn by :func:`ldpsample.publish.release_items`).
     ldpsample.events.PrivacyAuditError
         If a kernel's realised ε exceeds its ε (nothing is returned).
     """
+    if spec.release_mode != "per_subcategory":
+        raise SpecError(
+            f"spec {spec.name!r}: release_mode {spec.release_mode!r}: the device client draws "
+            "per-subcategory releases only; draw a joint release with "
+            "ldpsample.publish.release_items"
+        )
     user = str(user)
     rows = _user_rows(spec, counts)
     draws = []
