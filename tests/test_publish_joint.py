@@ -15,7 +15,14 @@ import numpy as np
 import polars as pl
 import pytest
 
-from ldpsample import apply_minimax, epsilon_lower_bound, inverse_cdf_sorted, minimax_coefficients
+from ldpsample import (
+    apply_minimax,
+    epsilon_lower_bound,
+    inverse_cdf_sorted,
+    minimax_coefficients,
+    minimax_kernel,
+)
+from ldpsample.estimate import accuracy_plan
 from ldpsample.events import PrivacyAuditError
 from ldpsample.publish import (
     Ledger,
@@ -303,3 +310,21 @@ def test_the_one_sided_test_passes_the_joint_release_and_fails_3_epsilon_and_a_s
             uniforms=SeededUniforms(seed),
         ).released
         assert lower_bound(leak, in_s1) > 1.0
+
+
+def test_the_accuracy_plan_of_a_joint_spec_is_one_cell_per_attribute_on_the_joint_domain(tmp_path):
+    """Predicted SEs from public inputs only: sqrt((Σ_j q_j (K^{-1})_{ji}^2 - q_i^2) / N) with
+    the dense inverse of the joint kernel, q = π(s) q_s(i)."""
+    spec = joint_spec(public_table(tmp_path / "public.parquet"), samples=2)
+    plan = accuracy_plan(spec, users=500)
+    assert plan.cells.select("subcategory", "epsilon", "items", "draws").rows() == [
+        (JOINT_LABEL, 1.0, 6, 1000),
+        (JOINT_LABEL, 2.0, 6, 1000),
+    ]
+    joint = spec.joint_domain()
+    q = joint["q"].to_numpy()
+    inverse = np.linalg.inv(minimax_kernel(q, epsilon=2.0))
+    want = np.sqrt((q @ inverse**2 - q**2) / 1000)
+    got = plan.items.filter(pl.col("epsilon") == 2.0)
+    assert got.select("subcategory", "item").rows() == joint.select("subcategory", "item").rows()
+    assert np.allclose(got["predicted_se"].to_numpy(), want, rtol=1e-9)

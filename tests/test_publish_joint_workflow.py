@@ -80,6 +80,11 @@ def test_the_joint_spec_draws_and_ledger(wd):
     per_user = released.group_by("user").len()
     assert per_user.height == 2 * GROUPS and set(per_user["len"]) == {2}
     assert set(released["subcategory"]) == {"s1", "s2"}
+    index = json.loads((folder(wd, "joint-1") / "release.json").read_text())
+    cells = index["accuracy_plan"]["cells"]
+    assert [(c["subcategory"], c["items"], c["draws"]) for c in cells] == [
+        ("(joint)", 6, 2 * 2 * GROUPS)
+    ]
     for name, total in (("joint-1", 2.0), ("joint-3", 6.0)):
         ledger = pl.read_csv(wd / f"results/events/{name}/ledger.csv")
         assert ledger.height == 2 * GROUPS and set(ledger["total_epsilon"]) == {total}
