@@ -24,6 +24,7 @@ from ldpsample import (
 )
 from ldpsample.estimate import accuracy_plan
 from ldpsample.events import PrivacyAuditError
+from ldpsample.pipeline.config_check.release import events_release_problems
 from ldpsample.publish import (
     Ledger,
     SeededUniforms,
@@ -328,3 +329,36 @@ def test_the_accuracy_plan_of_a_joint_spec_is_one_cell_per_attribute_on_the_join
     got = plan.items.filter(pl.col("epsilon") == 2.0)
     assert got.select("subcategory", "item").rows() == joint.select("subcategory", "item").rows()
     assert np.allclose(got["predicted_se"].to_numpy(), want, rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (
+            {"release_mode": "joint", "attributes_public": True},
+            "config error at events.t.release_mode: 'joint' keeps membership hidden",
+        ),
+        (
+            {"subcategory_shares": "uniform"},
+            "config error at events.t.subcategory_shares: 'uniform': only a joint release",
+        ),
+    ],
+)
+def test_joint_key_conflicts_are_refused_before_any_job(changes, message):
+    entry = {
+        "release": True,
+        "prior": {"path": "public.parquet"},
+        "attributes": ["grp"],
+        "items": None,
+        "subcategories": None,
+        "top_items": "auto",
+        "rank_items_by": None,
+        "min_users": 1,
+        "min_user_count": 0,
+        "attributes_public": False,
+        "release_mode": None,
+        "subcategory_shares": None,
+    }
+    assert events_release_problems("events.t", entry) == []
+    (problem,) = events_release_problems("events.t", {**entry, **changes})
+    assert problem.startswith(message)

@@ -232,6 +232,14 @@ def build_spec(
             "{path, user, item, count, attributes} or an earlier spec {spec: <folder>}"
         )
     frame = _restrict_subcategories(frame, wanted, key=key)
+    mass = frame.group_by("attribute", "subcategory").agg(pl.col("mass").sum())
+    empty = mass.filter(~(pl.col("mass") > 0)).sort("attribute", "subcategory")
+    if empty.height:
+        attribute, sub, _ = empty.row(0)
+        raise SpecError(
+            f"config key {key}.prior: subcategory {attribute}={sub!r} has no public mass on its "
+            f"items ({empty.height} such subcategories); list other items or drop it"
+        )
     mode, shares = _release_mode(
         frame,
         key=key,
@@ -242,14 +250,6 @@ def build_spec(
         attributes_public=attributes_public,
         provenance=provenance,
     )
-    mass = frame.group_by("attribute", "subcategory").agg(pl.col("mass").sum())
-    empty = mass.filter(~(pl.col("mass") > 0)).sort("attribute", "subcategory")
-    if empty.height:
-        attribute, sub, _ = empty.row(0)
-        raise SpecError(
-            f"config key {key}.prior: subcategory {attribute}={sub!r} has no public mass on its "
-            f"items ({empty.height} such subcategories); list other items or drop it"
-        )
     domain = _ordered_domain(frame, prior_smoothing, normalise=not reused)
     if shares is None:
         check_sampling_floor(domain, epsilons=eps, key=key)
