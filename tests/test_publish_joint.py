@@ -138,7 +138,7 @@ def test_a_reused_spec_keeps_its_mode_and_shares(tmp_path):
         ({"release_mode": "both"}, "release_mode: 'both' is not one of"),
         (
             {"epsilons": [30.0], "subcategory_shares": {"grp": {"s1": 1, "s2": 1e-13}}},
-            "below the sampling floor",
+            "below the sampling floor.*subcategory_shares can raise the smallest",
         ),
     ],
 )

@@ -138,3 +138,14 @@ def test_the_joint_keys_without_release_are_refused(tmp_path):
     assert result.returncode != 0
     message = "config error at events.bad.release_mode: 'joint' is only used by a publication"
     assert message in result.stdout + result.stderr
+
+
+def test_listed_shares_reach_the_spec_through_the_config(wd):
+    """subcategory_shares as attribute -> subcategory -> weight: normalised into the manifest."""
+    shares = {"grp": {"s2": 3, "s1": 1}}
+    name = "joint-shares"
+    target = f"results/events/{name}/work/spec/manifest.json"
+    run(wd, name, {name: joint_entry(1, subcategory_shares=shares)}, target)
+    manifest = json.loads((wd / target).read_text())
+    assert manifest["subcategory_shares"] == {"grp": {"s1": 0.25, "s2": 0.75}}
+    assert manifest["provenance"]["subcategory_shares"] == {"kind": "config"}

@@ -278,11 +278,17 @@ def build_spec(
         shares=shares,
     )
     if shares is not None:  # the joint kernels draw from π(s) q_s(i): its floor
-        check_sampling_floor(
-            spec.joint_domain().with_columns(pl.lit(JOINT_LABEL).alias("subcategory")),
-            epsilons=eps,
-            key=key,
-        )
+        try:
+            check_sampling_floor(
+                spec.joint_domain().with_columns(pl.lit(JOINT_LABEL).alias("subcategory")),
+                epsilons=eps,
+                key=key,
+            )
+        except SpecError as error:
+            raise SpecError(
+                f"{error} (joint release: q = π(s) q_s(i), so a small subcategory share "
+                f"lowers it too; {key}.subcategory_shares can raise the smallest)"
+            ) from None
     return spec
 
 
