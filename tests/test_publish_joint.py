@@ -362,3 +362,36 @@ def test_joint_key_conflicts_are_refused_before_any_job(changes, message):
     assert events_release_problems("events.t", entry) == []
     (problem,) = events_release_problems("events.t", {**entry, **changes})
     assert problem.startswith(message)
+
+
+def test_with_two_attributes_the_charge_is_per_attribute_not_per_subcategory(tmp_path):
+    spec = build_spec(
+        name="t",
+        key="events.t",
+        attributes=["country", "device"],
+        prior="uniform",
+        items=["a", "b", "c"],
+        subcategories={"country": ["de", "fr", "it"], "device": ["phone", "tablet"]},
+        epsilons=[1.0, 4.0],
+        samples=2,
+        release_mode="joint",
+    )
+    assert spec.budget_bound == 2 * 5.0 * 2  # attributes × Σε × samples (not 5 subcategories)
+    write_spec(spec, tmp_path / "spec")
+    hist = histograms([("u1", "country", "fr", "b", 1.0), ("u1", "device", "phone", "a", 2.0)])
+    publish_release(
+        spec,
+        hist,
+        spec_folder=tmp_path / "spec",
+        uniforms=SeededUniforms(3),
+        ledger=tmp_path / "privacy/ledger.sqlite",
+        budget=20.0,
+        key="events.t.budget",
+        folder=tmp_path / "publish",
+        users=["u1", "u2"],
+        project=tmp_path,
+    )
+    totals = Ledger(tmp_path / "privacy/ledger.sqlite").totals().sort("user")
+    assert totals["total_epsilon"].to_list() == [20.0, 20.0]
+    released = pl.read_parquet(tmp_path / "publish/released/eps~4.parquet")
+    assert released.group_by("user", "attribute").len()["len"].to_list() == [2] * 4
