@@ -33,8 +33,9 @@ errors = estimator_errors(publication, estimates, histograms)
 write_csv(errors, snakemake.output.errors, private=True)
 for row in summarise_errors(errors).iter_rows(named=True):
     log.info(
-        "epsilon=%g %s: mean TV error %.3g, largest %.3g over %d subcategories",
+        "epsilon=%g %s %s: mean TV error %.3g, largest %.3g over %d subcategories",
         row["epsilon"],
+        row["quantity"],
         row["method"],
         row["mean_tv_error"],
         row["max_tv_error"],

@@ -19,8 +19,10 @@ except (OSError, ValueError) as exc:
     raise
 sha = write_spec(spec, Path(snakemake.output.manifest).parent)
 log.info(
-    "spec %s: %d subcategories, %d items, ε %s × %d samples: at most %g per user per release",
+    "spec %s (%s release): %d subcategories, %d items, ε %s × %d samples: at most %g per user "
+    "per release",
     sha,
+    spec.release_mode,
     len(spec.subcategories),
     spec.domain.height,
     list(spec.epsilons),

@@ -67,10 +67,12 @@ def make_publication(
     prior: str | dict | None = None,
     items: list[str] | None = None,
     extra_rows: list[tuple] = (),
+    release_mode: str | None = None,
 ) -> tuple[Path, pl.DataFrame, list[str]]:
     """Release ``users`` users; return the publish/ folder, the private histograms and the
     roster. ``prior``: a public table by default, or "uniform" (every item, q uniform);
-    ``items``: the domain (default: the prior's); ``extra_rows``: histogram rows added."""
+    ``items``: the domain (default: the prior's); ``extra_rows``: histogram rows added;
+    ``release_mode``: as :func:`ldpsample.publish.build_spec`'s."""
     folder.mkdir(parents=True, exist_ok=True)
     if prior is None:
         prior = public_table(folder / "public.parquet")
@@ -87,6 +89,7 @@ def make_publication(
         epsilons=list(epsilons),
         samples=samples,
         seeded=True,
+        release_mode=release_mode,
         **options,
     )
     publish = folder / "publish"

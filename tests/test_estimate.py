@@ -208,9 +208,10 @@ def test_table_of_a_publication_cross_checks_dense_numpy_and_its_bootstrap(publi
     estimates = estimate_publication(read, bootstrap=300, seed=1)
     table = estimates.table
     assert table.columns == [
-        "attribute", "subcategory", "epsilon", "item", "method", "interval",
+        "attribute", "subcategory", "epsilon", "item", "quantity", "method", "interval",
         "estimate", "se", "lower", "upper",
     ]  # fmt: skip
+    assert set(table["quantity"]) == {"item"}
     for (country, eps), draws in read.draws.group_by("subcategory", "epsilon"):
         items, q = read.spec.prior_of("country", country)
         K = minimax_kernel(q, epsilon=eps)

@@ -26,7 +26,7 @@ def table(intervals):
         for eps in (1.0, 4.0):
             for method, interval in intervals:
                 for item in items:
-                    rows.append(("a", sub, eps, item, method, interval, 0.3, 0.1, 0.1, 0.6))
+                    rows.append(("a", sub, eps, item, "item", method, interval, 0.3, 0.1, 0.1, 0.6))
     return pl.DataFrame(rows, schema=ESTIMATE_SCHEMA, orient="row")
 
 

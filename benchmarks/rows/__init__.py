@@ -45,9 +45,12 @@ ORDER: tuple[str, ...] = (
     "events-metrics-threads",
     "events-sparse-1e6x1e5",
     "estimate-1e6x1e5",
+    "publish-joint-20x1e4",
+    "release-modes",
     "events-sparse-workflow",
     "test-command",
 )
 #: Rows left out of a ``--quick`` run unless named with ``--only``: ``test-command`` has no
-#: small size, the ``wpm-small-epsilon`` rows read the real data copies (``--data``).
-NOT_QUICK = ("test-command", "wpm-small-epsilon", "wpm-small-epsilon-limit")
+#: small size, the ``wpm-small-epsilon`` and ``release-modes`` rows read the real data copies
+#: (``--data``).
+NOT_QUICK = ("test-command", "wpm-small-epsilon", "wpm-small-epsilon-limit", "release-modes")

@@ -273,7 +273,19 @@ def get_events_spec_params(name):
         seeded=entry["release_seed"] is not None,
         population=entry["population"],
         private_files=sorted(str(f) for f in get_events_files(name)),
+        release_mode=entry["release_mode"],
+        subcategory_shares=get_events_subcategory_shares(entry["subcategory_shares"]),
     )
+
+
+def get_events_subcategory_shares(shares):
+    """subcategory_shares with sorted keys (deterministic params), or as given."""
+    if not isinstance(shares, dict):
+        return shares
+    return {
+        str(a): {str(s): float(v) for s, v in sorted(shares[a].items())}
+        for a in sorted(shares)
+    }
 
 
 def get_events_roster_params(name):

@@ -91,8 +91,11 @@ def _spec_text(path: Path, *, items: int | None) -> str:
         ("samples", f"{spec.samples} per user, subcategory and epsilon"),
         (
             "cost per run",
-            f"{spec.budget_bound!r} epsilon per user (subcategories x sum of epsilons x samples)",
+            f"{spec.budget_bound!r} epsilon per user ("
+            f"{'attributes' if spec.release_mode == 'joint' else 'subcategories'} x sum of "
+            "epsilons x samples)",
         ),
+        ("release mode", spec.release_mode),
         ("membership", m["membership"]),
         ("randomness", f"{m['randomness']['source']} ({randomness})"),
         ("smoothing", repr(m["prior_smoothing"])),

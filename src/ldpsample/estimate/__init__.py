@@ -6,8 +6,9 @@ Modules: :mod:`~ldpsample.estimate.publication` (reading ``publish/``),
 :mod:`~ldpsample.estimate.structured` (O(n) products, solves and ``K^{-1}`` entries of the
 minimax kernel), :mod:`~ldpsample.estimate.estimators` (inversion, Norm-Sub, EM, χ² test),
 :mod:`~ldpsample.estimate.table` (the tidy table of a publication),
-:mod:`~ldpsample.estimate.plan` (accuracy from public inputs) and
-:mod:`~ldpsample.estimate.evaluation` (errors against the truth).
+:mod:`~ldpsample.estimate.plan` (accuracy from public inputs),
+:mod:`~ldpsample.estimate.evaluation` (errors against the truth) and
+:mod:`~ldpsample.estimate.modes` (the two release modes compared at an equal per-user budget).
 """
 
 from __future__ import annotations

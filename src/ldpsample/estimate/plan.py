@@ -1,7 +1,9 @@
 """The accuracy plan of a release, from public inputs only (the spec and how many users will
 release), before anything is drawn: per subcategory and ε the inversion's predicted standard
 error of every item, the kernel's condition number, and a warning where inverting cannot beat
-reporting the prior ``q``.
+reporting the prior ``q``. A joint spec (``release_mode: joint``) has one cell per attribute and
+ε, subcategory :data:`~ldpsample.publish.spec.JOINT_LABEL`, on its joint (subcategory, item)
+domain with ``q = π(s) q_s(i)``; its item rows name each item's subcategory.
 
 The prediction takes the population at the prior, ``p̄ = q`` (the only distribution public
 inputs name): then ``π = q K = q`` and ``N Var(p̂_i) = sum_j q_j (K^{-1}[j, i])^2 - q_i^2``
@@ -23,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from ldpsample.estimate.structured import structured_kernel
-from ldpsample.publish.spec import ReleaseSpec
+from ldpsample.publish.spec import JOINT_LABEL, ReleaseSpec
 
 __all__ = [
     "PLAN_CELL_SCHEMA",
@@ -101,13 +103,12 @@ def accuracy_plan(spec: ReleaseSpec, *, users: int | Mapping[tuple[str, str], in
         A subcategory without a user count, or a count below 1.
     """
     item_frames, cells, warnings = [], [], []
-    for attribute, subcategory in spec.subcategories:
+    for attribute, subcategory, item_subs, names, q_all in _planned_domains(spec):
         count = users if isinstance(users, int) else users.get((attribute, subcategory))
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise ValueError(
                 f"users[{(attribute, subcategory)!r}] must be an integer >= 1, got {count!r}"
             )
-        names, q_all = spec.prior_of(attribute, subcategory)
         keep = q_all > 0
         q = q_all[keep] / q_all[keep].sum()
         draws = count * spec.samples
@@ -122,7 +123,7 @@ def accuracy_plan(spec: ReleaseSpec, *, users: int | Mapping[tuple[str, str], in
                 pl.DataFrame(
                     {
                         "attribute": attribute,
-                        "subcategory": subcategory,
+                        "subcategory": item_subs.filter(pl.Series(keep)),
                         "epsilon": eps,
                         "item": names.filter(pl.Series(keep)),
                         "q": q,
@@ -156,6 +157,28 @@ def accuracy_plan(spec: ReleaseSpec, *, users: int | Mapping[tuple[str, str], in
         cells=pl.DataFrame(cells, schema=PLAN_CELL_SCHEMA, orient="row"),
         warnings=tuple(warnings),
     )
+
+
+def _planned_domains(
+    spec: ReleaseSpec,
+) -> list[tuple[str, str, pl.Series, pl.Series, np.ndarray]]:
+    """Per kernel of ``spec``: attribute, the cell's subcategory label, each item's
+    subcategory, the items and ``q`` (a joint spec: one cell :data:`JOINT_LABEL` per attribute
+    on its joint domain, ``q = π(s) q_s(i)``)."""
+    if spec.joint:
+        joint = spec.joint_domain()
+        return [
+            (attribute, JOINT_LABEL, rows["subcategory"], rows["item"], rows["q"].to_numpy())
+            for attribute in spec.attributes
+            for rows in [joint.filter(pl.col("attribute") == attribute)]
+        ]
+    out = []
+    for attribute, subcategory in spec.subcategories:
+        names, q = spec.prior_of(attribute, subcategory)
+        out.append(
+            (attribute, subcategory, pl.repeat(subcategory, names.len(), eager=True), names, q)
+        )
+    return out
 
 
 def releasing_users(

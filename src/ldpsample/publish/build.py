@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -26,6 +27,10 @@ from ldpsample.publish.exactness import check_sampling_floor
 from ldpsample.publish.ledger import DEFAULT_POPULATION
 from ldpsample.publish.spec import (
     DOMAIN_SCHEMA,
+    JOINT,
+    JOINT_LABEL,
+    PER_SUBCATEGORY,
+    RELEASE_MODES,
     PathLike,
     ReleaseSpec,
     SpecError,
@@ -77,6 +82,8 @@ def build_spec(
     seeded: bool = False,
     population: str | None = None,
     private_files: Sequence[str | os.PathLike[str]] = (),
+    release_mode: str | None = None,
+    subcategory_shares: str | Mapping[str, Mapping[str, float]] | None = None,
 ) -> ReleaseSpec:
     """A release's spec from public inputs only (no private table is read).
 
@@ -111,6 +118,16 @@ def build_spec(
     private_files
         The events table's files: a public prior table that is one of them (the same file
         after resolving links, or the same bytes) is refused.
+    release_mode
+        ``"per_subcategory"`` (one draw per subcategory) or ``"joint"`` (one draw per attribute
+        on its joint (subcategory, item) domain); None: the reused spec's, or
+        ``"per_subcategory"``. A reused spec keeps its mode.
+    subcategory_shares
+        With ``"joint"``: the public shares ``π`` of the prior ``π(s) q_s(i)``. None: the
+        public table's (each subcategory's pooled count on its domain over the attribute's),
+        uniform with the uniform prior, the reused spec's; ``"uniform"``; or attribute ->
+        subcategory -> a positive weight (normalised per attribute; every released
+        subcategory listed).
 
     Raises
     ------
@@ -119,7 +136,9 @@ def build_spec(
         a listed subcategory absent from the public table, a subcategory without public mass
         on its items, a reused spec for other attributes, a duplicate ε, a prior table that is
         the events table, a positive q below the sampling floor
-        (:func:`~ldpsample.publish.exactness.check_sampling_floor`).
+        (:func:`~ldpsample.publish.exactness.check_sampling_floor`; with ``"joint"`` on the
+        joint domain), a joint release with public attributes, shares that are not positive
+        or do not list the released subcategories, a mode other than the reused spec's.
     """
     names = list(attributes) or [ALL]
     eps = tuple(sorted(float(e) for e in epsilons))
@@ -221,8 +240,19 @@ def build_spec(
             f"config key {key}.prior: subcategory {attribute}={sub!r} has no public mass on its "
             f"items ({empty.height} such subcategories); list other items or drop it"
         )
+    mode, shares = _release_mode(
+        frame,
+        key=key,
+        release_mode=release_mode,
+        subcategory_shares=subcategory_shares,
+        prior=prior,
+        reused=reused,
+        attributes_public=attributes_public,
+        provenance=provenance,
+    )
     domain = _ordered_domain(frame, prior_smoothing, normalise=not reused)
-    check_sampling_floor(domain, epsilons=eps, key=key)
+    if shares is None:
+        check_sampling_floor(domain, epsilons=eps, key=key)
     zero = domain.filter(pl.col("q") == 0).height
     if zero:
         log.warning(
@@ -232,7 +262,7 @@ def build_spec(
             zero,
             key,
         )
-    return ReleaseSpec(
+    spec = ReleaseSpec(
         name=name,
         attributes=tuple(names),
         domain=domain,
@@ -244,7 +274,123 @@ def build_spec(
         seeded=bool(seeded),
         provenance=provenance,
         population=DEFAULT_POPULATION if population is None else str(population),
+        release_mode=mode,
+        shares=shares,
     )
+    if shares is not None:  # the joint kernels draw from π(s) q_s(i): its floor
+        try:
+            check_sampling_floor(
+                spec.joint_domain().with_columns(pl.lit(JOINT_LABEL).alias("subcategory")),
+                epsilons=eps,
+                key=key,
+            )
+        except SpecError as error:
+            raise SpecError(
+                f"{error} (joint release: q = π(s) q_s(i), so a small subcategory share "
+                f"lowers it too; {key}.subcategory_shares can raise the smallest)"
+            ) from None
+    return spec
+
+
+def _release_mode(
+    frame: pl.DataFrame,
+    *,
+    key: str,
+    release_mode: str | None,
+    subcategory_shares: str | Mapping[str, Mapping[str, float]] | None,
+    prior: str | Mapping[str, Any],
+    reused: bool,
+    attributes_public: bool,
+    provenance: dict[str, Any],
+) -> tuple[str, dict[str, dict[str, float]] | None]:
+    """The spec's release mode and, when joint, its shares ``π`` per attribute (recorded in
+    ``provenance["subcategory_shares"]``); see :func:`build_spec`."""
+    if release_mode is not None and release_mode not in RELEASE_MODES:
+        raise SpecError(
+            f"config key {key}.release_mode: {release_mode!r} is not one of {list(RELEASE_MODES)}"
+        )
+    earlier = read_spec(prior["spec"]) if reused else None
+    if earlier is not None:
+        if release_mode is not None and release_mode != earlier.release_mode:
+            raise SpecError(
+                f"config key {key}.release_mode: {release_mode!r}, but the reused spec "
+                f"{prior['spec']} releases {earlier.release_mode!r} (a reused spec keeps its "
+                "mode: set release_mode: null)"
+            )
+        mode = earlier.release_mode
+    else:
+        mode = release_mode or PER_SUBCATEGORY
+    if mode != JOINT:
+        if subcategory_shares is not None:
+            raise SpecError(
+                f"config key {key}.subcategory_shares: only a joint release uses shares "
+                "(release_mode: joint); set subcategory_shares: null"
+            )
+        return mode, None
+    if attributes_public:
+        raise SpecError(
+            f"config key {key}.release_mode: a joint release keeps membership hidden (one draw "
+            "per attribute from every user); set attributes_public: false or release_mode: "
+            "per_subcategory"
+        )
+    mass = (
+        frame.group_by("attribute", "subcategory", maintain_order=True)
+        .agg(pl.col("mass").sum())
+        .sort("attribute", "subcategory")
+    )
+    if earlier is not None:
+        if subcategory_shares is not None:
+            raise SpecError(
+                f"config key {key}.subcategory_shares: a reused spec keeps its shares; set "
+                "subcategory_shares: null"
+            )
+        kept = earlier.shares or {}
+        weights = {(a, s): float(kept.get(a, {}).get(s, 0.0)) for a, s, _ in mass.iter_rows()}
+        kind: dict[str, Any] = {"kind": "spec"}
+    elif subcategory_shares == "uniform" or (subcategory_shares is None and prior == "uniform"):
+        weights = {(a, s): 1.0 for a, s, _ in mass.iter_rows()}
+        kind = {"kind": "uniform"}
+    elif subcategory_shares is None:
+        weights = {(a, s): float(m) for a, s, m in mass.iter_rows()}
+        kind = {"kind": "public table", "of": "pooled counts on each subcategory's items"}
+    elif isinstance(subcategory_shares, Mapping):
+        given = {
+            (str(a), str(s)): v for a, subs in subcategory_shares.items() for s, v in subs.items()
+        }
+        wanted = {(a, s) for a, s, _ in mass.iter_rows()}
+        missing = sorted(wanted - set(given))
+        extra = sorted(set(given) - wanted)
+        if missing or extra:
+            raise SpecError(
+                f"config key {key}.subcategory_shares: list a share for every released "
+                f"subcategory and no other (missing {missing[:5]}, not released {extra[:5]})"
+            )
+        weights = {k: given[k] for k in sorted(wanted)}
+        kind = {"kind": "config"}
+    else:
+        raise SpecError(
+            f"config key {key}.subcategory_shares: {subcategory_shares!r} is not null, "
+            "'uniform' or attribute -> subcategory -> share"
+        )
+    bad = [
+        (k, v)
+        for k, v in weights.items()
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.inf
+    ]
+    if bad:
+        (attribute, sub), value = bad[0]
+        raise SpecError(
+            f"config key {key}.subcategory_shares: {attribute}={sub!r} has share {value!r}; "
+            "every released subcategory needs a positive, finite public share"
+        )
+    shares: dict[str, dict[str, float]] = {}
+    for (attribute, sub), value in weights.items():
+        shares.setdefault(attribute, {})[sub] = float(value)
+    for attribute, subs in shares.items():
+        total = math.fsum(subs.values())
+        shares[attribute] = {s: v / total for s, v in subs.items()}
+    provenance["subcategory_shares"] = kind
+    return mode, shares
 
 
 def _portable_path(path: str | os.PathLike[str]) -> str:

@@ -13,6 +13,12 @@ subcategory, ``p := q`` and the draw comes from ``qK = q``: it says nothing abou
 hidden membership (the default) every user of ``users`` releases in every subcategory; with
 ``attributes_public`` only where it has data.
 
+A joint spec (``release_mode: joint``) releases instead one item per (attribute, ε, sample) on
+the attribute's joint (subcategory, item) domain, drawn by the same sampler from ``p K_{q,ε}``
+with ``q = π(s) q_s(i)`` and ``p`` the user's own (subcategory, item) histogram (``p := q``
+when it has none): the released row names the drawn subcategory and item, and the cost is
+attributes × Σε × samples.
+
 Each draw is ε-LDP for the user's whole data (any two inputs give output probabilities within
 e^ε, ``p := q`` included, since ``qK`` is a mixture of rows of ``K``); a run costs each user at
 most subcategories × Σε × samples (:attr:`ReleaseSpec.budget_bound`), which the ledger adds up.
@@ -22,7 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
@@ -32,7 +38,7 @@ from ldpsample.events.counting.data_priors import csr_rows
 from ldpsample.events.scoring import release_kernel as _release
 from ldpsample.minimax_sparse import sample_minimax_sparse
 from ldpsample.publish.randomness import UniformSource
-from ldpsample.publish.spec import ReleaseSpec
+from ldpsample.publish.spec import DOMAIN_SCHEMA, JOINT_LABEL, PER_SUBCATEGORY, ReleaseSpec
 
 __all__ = [
     "HISTOGRAM_COLUMNS",
@@ -136,7 +142,7 @@ def planned_spend(
     data in the spec's domain.
     """
     hist = _check_histograms(histograms)
-    subs = len(spec.subcategories)
+    subs = spec.draw_units
     if spec.attributes_public:
         inside, _ = _inside(spec, hist)
         if users is not None:
@@ -173,6 +179,8 @@ def audit_spec(spec: ReleaseSpec) -> pl.DataFrame:
     ldpsample.events.PrivacyAuditError
         If a kernel's realised ε exceeds its ε.
     """
+    if spec.joint:
+        spec = _joint_view(spec)[0]
     rows = []
     for attribute, subcategory in spec.subcategories:
         _, q = spec.prior_of(attribute, subcategory)
@@ -231,6 +239,8 @@ def release_items(
     ldpsample.events.PrivacyAuditError
         If a kernel's realised ε exceeds its ε (nothing is returned).
     """
+    if spec.joint:
+        return _release_joint(spec, histograms, uniforms=uniforms, users=users)
     hist = _check_histograms(histograms)
     inside, outside = _inside(spec, hist)
     if outside:
@@ -312,6 +322,62 @@ def release_items(
         released=out,
         report=pl.DataFrame(report, schema=REPORT_SCHEMA, orient="row"),
         rows_outside_domain=outside,
+    )
+
+
+def _joint_view(spec: ReleaseSpec) -> tuple[ReleaseSpec, pl.DataFrame]:
+    """A joint spec as a per-subcategory spec of one subcategory :data:`JOINT_LABEL` per
+    attribute whose items are the joint positions (as text) with ``q = π(s) q_s(i)``, and the
+    map ``attribute, joint_item, subcategory, item`` back to the spec's items."""
+    joint = spec.joint_domain().with_columns(
+        pl.int_range(pl.len()).over("attribute").cast(pl.Int64).alias("position")
+    )
+    joint = joint.with_columns(pl.col("position").cast(pl.String).alias("joint_item"))
+    domain = joint.select(
+        "attribute",
+        pl.lit(JOINT_LABEL).alias("subcategory"),
+        "position",
+        pl.col("joint_item").alias("item"),
+        "q",
+    ).cast(DOMAIN_SCHEMA)
+    view = replace(spec, domain=domain, release_mode=PER_SUBCATEGORY, shares=None)
+    return view, joint.select("attribute", "joint_item", "subcategory", "item")
+
+
+def _release_joint(
+    spec: ReleaseSpec,
+    histograms: pl.DataFrame,
+    *,
+    uniforms: UniformSource,
+    users: Sequence[str] | None,
+) -> Release:
+    """:func:`release_items` of a joint spec: the per-subcategory release of its
+    :func:`_joint_view` (each user's histogram is its own (subcategory, item) counts over the
+    attribute's joint domain), each joint item mapped back to its subcategory and item."""
+    view, back = _joint_view(spec)
+    hist = _check_histograms(histograms)
+    keys = ["attribute", "subcategory", "item"]
+    mapped = hist.join(back, on=keys, how="left").select(
+        "user",
+        "attribute",
+        # rows outside the domain keep a label no joint domain has: counted as outside
+        pl.when(pl.col("joint_item").is_null())
+        .then(pl.lit("(outside)"))
+        .otherwise(pl.lit(JOINT_LABEL))
+        .alias("subcategory"),
+        pl.coalesce("joint_item", "item").alias("item"),
+        "count",
+    )
+    result = release_items(view, mapped, uniforms=uniforms, users=users)
+    released = (
+        result.released.rename({"item": "joint_item"})
+        .drop("subcategory")
+        .join(back, on=["attribute", "joint_item"], how="left")
+        .select(list(RELEASED_SCHEMA))
+        .sort("epsilon", "attribute", "subcategory", "user", "sample")
+    )
+    return Release(
+        released=released, report=result.report, rows_outside_domain=result.rows_outside_domain
     )
 
 

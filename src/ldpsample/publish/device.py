@@ -93,9 +93,20 @@ class DeviceSpec:
         return not self.manifest["randomness"]["publishable"]
 
     @property
+    def release_mode(self) -> str:
+        """``per_subcategory``, or ``joint`` (one draw per attribute on the joint domain)."""
+        return str(self.manifest.get("release_mode", "per_subcategory"))
+
+    @property
     def budget_bound(self) -> float:
-        """The most ε one run of this spec costs a user: subcategories × Σε × samples."""
-        return len(self.domains) * float(sum(self.epsilons)) * self.samples
+        """The most ε one run of this spec costs a user: subcategories × Σε × samples, or for
+        a joint release attributes × Σε × samples."""
+        units = (
+            len({attribute for attribute, _ in self.domains})
+            if self.release_mode == "joint"
+            else len(self.domains)
+        )
+        return units * float(sum(self.epsilons)) * self.samples
 
 
 def file_sha256(path: PathLike) -> str:
@@ -244,9 +255,18 @@ def release_on_device(
         A count that is not a real number.
     ValueError
         A negative, NaN or infinite count.
+    SpecError
+        A joint release (``release_mode: joint``): this client draws per-subcategory releases
+        only (a joint one is drawn by :func:`ldpsample.publish.release_items`).
     ldpsample.events.PrivacyAuditError
         If a kernel's realised ε exceeds its ε (nothing is returned).
     """
+    if spec.release_mode != "per_subcategory":
+        raise SpecError(
+            f"spec {spec.name!r}: release_mode {spec.release_mode!r}: the device client draws "
+            "per-subcategory releases only; draw a joint release with "
+            "ldpsample.publish.release_items"
+        )
     user = str(user)
     rows = _user_rows(spec, counts)
     draws = []

@@ -20,7 +20,9 @@ of ``K_{q,ε}`` lies within a factor ``e^ε`` of its mean and ``qK = q``, so eve
 :data:`RELATIVE_EXCESS` × ε for any subcategory and ε (:func:`check_sampling_floor`): below the
 floor the grid cannot represent the kernel's smallest probabilities (at ``q ≈ 4e-17`` an item
 is drawn by one grid point or none, ε = ∞). Items with ``q = 0`` are never drawn and do not
-count.
+count. A joint release (``release_mode: joint``) draws on each attribute's joint domain with
+``q = π(s) q_s(i)`` and ``n = Σ_s n_s``: the same bound and check apply to that domain (one
+cell per attribute), which is what :func:`ldpsample.publish.build_spec` checks for it.
 """
 
 from __future__ import annotations

@@ -94,10 +94,12 @@ class PublishedRelease:
 
 def budget_detail(spec: ReleaseSpec) -> str:
     """How the spec's per-user bound is made, for messages."""
-    return (
-        f" ({len(spec.subcategories)} subcategories × Σε {sum(spec.epsilons)!r} × "
-        f"{spec.samples} samples)"
+    units = (
+        f"{spec.draw_units} attributes (joint release)"
+        if spec.joint
+        else (f"{spec.draw_units} subcategories")
     )
+    return f" ({units} × Σε {sum(spec.epsilons)!r} × {spec.samples} samples)"
 
 
 def check_release_budget(

@@ -42,16 +42,29 @@ def publication_readme(spec: ReleaseSpec, index: Mapping[str, Any]) -> str:
         else "in every subcategory (a user without data there draws from the prior q, so the "
         "rows reveal only that the user is in the table)"
     )
+    drawn = f"{spec.samples} item(s) per subcategory and ε, drawn from"
+    cost = "subcategories × Σε × samples"
+    if spec.joint:
+        membership = (
+            "once per attribute (a user without data there draws from the prior q, so the "
+            "rows reveal only that the user is in the table)"
+        )
+        drawn = (
+            f"{spec.samples} (subcategory, item) pair(s) per attribute and ε (joint release: "
+            "the prior is q(s, i) = π(s)·q_s(i), π the public `subcategory_shares` of "
+            "`spec/manifest.json`), drawn from"
+        )
+        cost = "attributes × Σε × samples"
     plan = _plan_text(index.get("accuracy_plan"))
     return f"""# Release {index["release_id"]} of `{spec.name}`
 
 {status}
 
-Each user released, {membership}, {spec.samples} item(s) per subcategory and ε, drawn from
+Each user released, {membership}, {drawn}
 p·K_(q,ε): the minimax-optimal ε-LDP sampler (Zamanlooy, Diaz & Asoodeh, AISTATS 2025,
 Algorithm 1) with the public prior q of `spec/domain.csv`. Each file is ε-LDP for every user at
 its ε (to within a factor 1 + {RELATIVE_EXCESS:g} of ε over the 2**-53 grid of the uniforms);
-together they cost each user at most {spec.budget_bound!r} (subcategories × Σε × samples).
+together they cost each user at most {spec.budget_bound!r} ({cost}).
 
 | file | ε | rows | sha256 |
 |---|---|---|---|

@@ -5,7 +5,10 @@ I/O helpers (:mod:`ldpsample.pipeline.io`) and nothing of :mod:`ldpsample.events
 A spec fixes everything a user's client needs to privatise its own data, and nothing that
 depends on any user's data: per subcategory the item domain in full and in order, the prior
 ``q`` on it, the ε values, the samples per ε, the smoothing, whether subcategory membership is
-declared public, and where every part came from (a public table and its sha256, a list in the
+declared public, the release mode (:data:`PER_SUBCATEGORY`: one draw per subcategory; or
+:data:`JOINT`: one draw per attribute on the joint (subcategory, item) domain under the prior
+``π(s) q_s(i)``, with the public subcategory shares ``π`` recorded), and where every part came
+from (a public table and its sha256, a list in the
 config, the uniform prior, an earlier spec). Because no private table is read, adding, changing
 or removing private users leaves the spec byte-identical, and a spec can be reused to release
 new users later (``prior: {spec: <folder>}``).
@@ -37,7 +40,11 @@ from ldpsample.publish.device import DEVICE_FORMAT, SpecError, file_sha256, read
 __all__ = [
     "DOMAIN_FILE",
     "DOMAIN_SCHEMA",
+    "JOINT",
+    "JOINT_LABEL",
     "MANIFEST_FILE",
+    "PER_SUBCATEGORY",
+    "RELEASE_MODES",
     "SPEC_FORMAT",
     "ReleaseSpec",
     "SpecError",
@@ -66,6 +73,20 @@ MECHANISM = (
     "Locally Private Sampling with Public Data, AISTATS 2025, Algorithm 1): a user with "
     "histogram p over a subcategory's domain releases one item drawn from pK per sample and "
     "epsilon; a user with no data there releases a draw from qK = q"
+)
+#: Release modes: one draw per (subcategory, ε, sample), or one per (attribute, ε, sample) on
+#: the attribute's joint (subcategory, item) domain.
+PER_SUBCATEGORY = "per_subcategory"
+JOINT = "joint"
+RELEASE_MODES = (PER_SUBCATEGORY, JOINT)
+#: The subcategory label of an attribute's joint domain in the operator's report and in
+#: messages about the joint kernel.
+JOINT_LABEL = "(joint)"
+JOINT_MECHANISM = (
+    "joint release (release_mode: joint): per attribute, one draw per sample and epsilon from "
+    "the same sampler on the attribute's joint (subcategory, item) domain with prior "
+    "q(s, i) = pi(s) q_s(i), pi the public subcategory shares (subcategory_shares); the "
+    "user's histogram is its own (subcategory, item) counts, p := q when it has none"
 )
 MEMBERSHIP_HIDDEN = (
     "hidden: every user of the table releases in every subcategory of this spec (p := q where "
@@ -107,6 +128,11 @@ class ReleaseSpec:
     population
         The operator's name for the people released (the ledger keys spend by population and
         user; a reused spec passes it on).
+    release_mode
+        :data:`PER_SUBCATEGORY` or :data:`JOINT` (a reused spec passes it on).
+    shares
+        With :data:`JOINT`: attribute -> subcategory -> its public share ``π(s)`` (positive,
+        summing to 1 per attribute); None otherwise.
     """
 
     name: str
@@ -120,6 +146,20 @@ class ReleaseSpec:
     seeded: bool = False
     provenance: Mapping[str, Any] = field(default_factory=dict)
     population: str = "default"
+    release_mode: str = PER_SUBCATEGORY
+    shares: Mapping[str, Mapping[str, float]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.release_mode not in RELEASE_MODES:
+            raise SpecError(
+                f"spec {self.name!r}: release_mode {self.release_mode!r} is not one of "
+                f"{list(RELEASE_MODES)}"
+            )
+        if self.joint and (self.shares is None or self.attributes_public):
+            raise SpecError(
+                f"spec {self.name!r}: a joint release needs subcategory shares and hidden "
+                "membership (attributes_public: false)"
+            )
 
     @property
     def subcategories(self) -> list[tuple[str, str]]:
@@ -137,10 +177,42 @@ class ReleaseSpec:
         return rows["item"], rows["q"].to_numpy()
 
     @property
+    def joint(self) -> bool:
+        """Whether the spec releases one draw per attribute on the joint domain."""
+        return self.release_mode == JOINT
+
+    @property
+    def draw_units(self) -> int:
+        """How many draws per (user, ε, sample) a run makes at most: one per subcategory, or
+        with :data:`JOINT` one per attribute."""
+        return len(self.attributes) if self.joint else len(self.subcategories)
+
+    @property
     def budget_bound(self) -> float:
         """The most ε one run of this spec costs any user: subcategories × Σε × samples (every
-        user's draws, in every subcategory, at every ε, each ``samples`` times)."""
-        return len(self.subcategories) * float(sum(self.epsilons)) * self.samples
+        user's draws, in every subcategory, at every ε, each ``samples`` times); with
+        :data:`JOINT`, attributes × Σε × samples."""
+        return self.draw_units * float(sum(self.epsilons)) * self.samples
+
+    def joint_domain(self) -> pl.DataFrame:
+        """With :data:`JOINT`: ``attribute, subcategory, item, q`` of every attribute's joint
+        domain in spec order, ``q = π(s) q_s(i)`` (sums to 1 per attribute).
+
+        Raises
+        ------
+        ValueError
+            For a per-subcategory spec.
+        """
+        if not self.joint or self.shares is None:
+            raise ValueError(f"spec {self.name!r} is not a joint release (release_mode: joint)")
+        shares = pl.DataFrame(
+            [(a, s, float(v)) for a, subs in self.shares.items() for s, v in subs.items()],
+            schema={"attribute": pl.String(), "subcategory": pl.String(), "share": pl.Float64()},
+            orient="row",
+        )
+        return self.domain.join(
+            shares, on=["attribute", "subcategory"], how="left", maintain_order="left"
+        ).select("attribute", "subcategory", "item", (pl.col("q") * pl.col("share")).alias("q"))
 
     def manifest(self) -> dict[str, Any]:
         """The manifest's content without the domain file's checksum (:func:`write_spec` adds
@@ -148,7 +220,8 @@ class ReleaseSpec:
         return {
             "format": SPEC_FORMAT,
             "name": self.name,
-            "mechanism": MECHANISM,
+            "mechanism": MECHANISM if not self.joint else f"{MECHANISM}; {JOINT_MECHANISM}",
+            "release_mode": self.release_mode,
             "ldpsample": __version__,
             "attributes": list(self.attributes),
             "subcategories": len(self.subcategories),
@@ -175,6 +248,15 @@ class ReleaseSpec:
             ),
             "provenance": dict(self.provenance),
             "population": self.population,
+            **(
+                {
+                    "subcategory_shares": {
+                        a: {s: float(v) for s, v in subs.items()} for a, subs in self.shares.items()
+                    }
+                }
+                if self.joint and self.shares is not None
+                else {}
+            ),
         }
 
 
@@ -227,4 +309,6 @@ def read_spec(path: PathLike) -> ReleaseSpec:
         seeded=not manifest["randomness"]["publishable"],
         provenance=manifest["provenance"],
         population=str(manifest.get("population", "default")),
+        release_mode=str(manifest.get("release_mode", PER_SUBCATEGORY)),
+        shares=manifest.get("subcategory_shares"),
     )

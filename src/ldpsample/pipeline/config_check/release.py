@@ -20,6 +20,8 @@ RELEASE_KEYS: dict[str, Any] = {
     "attributes_public": False,
     "subcategories": None,
     "prior_smoothing": 0,
+    "release_mode": None,
+    "subcategory_shares": None,
     "ledger": None,
     "budget": None,
     "population": None,
@@ -114,5 +116,21 @@ def events_release_problems(key: str, entry: dict) -> list[str]:
             f"{_show(entry['min_user_count'])}: a participation rule on a user's own data "
             "discloses whether it passed; set min_user_count: 0, or declare subcategory "
             "membership public (attributes_public: true; the manifest states the rule)",
+        )
+    if entry.get("release_mode") == "joint" and entry.get("attributes_public"):
+        problem(
+            f"{key}.release_mode",
+            "'joint' keeps membership hidden (one draw per attribute from every user); set "
+            "attributes_public: false, or release_mode: per_subcategory",
+        )
+    if (
+        entry.get("subcategory_shares") is not None
+        and entry.get("release_mode") != "joint"
+        and not reused_spec
+    ):
+        problem(
+            f"{key}.subcategory_shares",
+            f"{_show(entry['subcategory_shares'])}: only a joint release uses shares; set "
+            "release_mode: joint, or subcategory_shares: null",
         )
     return problems
