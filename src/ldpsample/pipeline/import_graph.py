@@ -28,6 +28,7 @@ from pathlib import Path
 PACKAGE = "ldpsample"
 
 
+@cache
 def _module_file(library: Path, parts: tuple[str, ...]) -> Path | None:
     """The file of module ``ldpsample.<parts>`` under ``library`` (its ``__init__.py`` for a
     package), or None when there is none."""
@@ -101,11 +102,12 @@ def _imported(library: Path, path: Path) -> frozenset[tuple[str, ...]]:
     return frozenset(modules)
 
 
-def _with_packages(library: Path, parts: tuple[str, ...]) -> list[Path]:
+@cache
+def _with_packages(library: Path, parts: tuple[str, ...]) -> tuple[Path, ...]:
     """The file of ``ldpsample.<parts>`` and every package ``__init__.py`` above it, or only
     the packages when ``parts`` names no module (a plain name imported from a package)."""
     files = [_module_file(library, parts[:depth]) for depth in range(len(parts) + 1)]
-    return [file for file in files if file is not None]
+    return tuple(file for file in files if file is not None)
 
 
 def library_closure(library: Path, starts: Iterable[Path]) -> list[Path]:

@@ -10,6 +10,7 @@ one :class:`~.errors.ConfigError` (:mod:`.schema_messages`).
 from __future__ import annotations
 
 import copy
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,16 @@ def apply_events_defaults(config: dict, schema_path: str | os.PathLike[str]) -> 
 
 
 def _load_yaml(path: Path) -> Any:
+    """The parsed YAML file ``path``: a fresh copy of the parse cached by the file's identity
+    (path, size, modification time), so repeated checks in one process parse each schema file
+    once and an edited file is read again."""
+    path = Path(path).resolve()
+    stat = path.stat()
+    return copy.deepcopy(_parsed_yaml(path, stat.st_size, stat.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_yaml(path: Path, size: int, mtime_ns: int) -> Any:
     import yaml
 
     with open(path, encoding="utf-8") as handle:
