@@ -23,7 +23,13 @@ from ldpsample.publish.spec import JOINT_LABEL
 #: Stands for the null item of a share row while joining (not an item of any table).
 _NO_ITEM = "\x00share"
 
-__all__ = ["ERROR_SCHEMA", "estimator_errors", "population_truth", "summarise_errors"]
+__all__ = [
+    "ERROR_SCHEMA",
+    "estimator_errors",
+    "histogram_frame",
+    "population_truth",
+    "summarise_errors",
+]
 
 #: One row per (attribute, subcategory, ε, quantity, method): TV and largest absolute error.
 ERROR_SCHEMA: dict[str, pl.DataType] = {
@@ -35,6 +41,18 @@ ERROR_SCHEMA: dict[str, pl.DataType] = {
     "tv_error": pl.Float64(),
     "max_abs_error": pl.Float64(),
 }
+
+
+def histogram_frame(histograms: pl.DataFrame) -> pl.DataFrame:
+    """The private histograms' columns ``user, attribute, subcategory, item, count`` with the
+    types the estimators' truth is computed in (strings, counts as floats)."""
+    return histograms.select(
+        pl.col("user").cast(pl.String),
+        pl.col("attribute").cast(pl.String),
+        pl.col("subcategory").cast(pl.String),
+        pl.col("item").cast(pl.String),
+        pl.col("count").cast(pl.Float64),
+    )
 
 
 def _joint_truth(publication: Publication, histograms: pl.DataFrame) -> pl.DataFrame:
@@ -65,13 +83,9 @@ def _mean_distribution(
         (pl.col("q") / pl.col("q").sum().over(cell)).alias("q")
     )
     keys = [*cell, *item]
-    hist = histograms.select(
-        pl.col("user").cast(pl.String),
-        pl.col("attribute").cast(pl.String),
-        pl.col("subcategory").cast(pl.String),
-        pl.col("item").cast(pl.String),
-        pl.col("count").cast(pl.Float64),
-    ).join(domain.select(*keys, pl.col("q").alias("q_all")), on=keys)
+    hist = histogram_frame(histograms).join(
+        domain.select(*keys, pl.col("q").alias("q_all")), on=keys
+    )
     hist = hist.filter(pl.col("count") > 0).with_columns(
         (pl.col("count") / pl.col("count").sum().over("user", *cell)).alias("p")
     )

@@ -29,6 +29,7 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
+from ldpsample.estimate.evaluation import histogram_frame
 from ldpsample.estimate.publication import Publication
 from ldpsample.estimate.table import CONDITIONAL, ITEM, SHARE, estimate_publication
 from ldpsample.minimax import minimax_coefficients
@@ -147,13 +148,7 @@ def compare_release_modes(
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
     by = ["attribute", "subcategory"]
-    hist = histograms.select(
-        pl.col("user").cast(pl.String),
-        pl.col("attribute").cast(pl.String),
-        pl.col("subcategory").cast(pl.String),
-        pl.col("item").cast(pl.String),
-        pl.col("count").cast(pl.Float64),
-    )
+    hist = histogram_frame(histograms)
     target, true_shares = _targets(spec, hist)
     rows = []
     for budget in budgets:
