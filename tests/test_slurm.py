@@ -246,7 +246,7 @@ def test_only_sessions_that_select_the_slurm_tests_start_the_cluster():
     assert conftest.selects("slurm or workflow", slurm_test)
     assert conftest.selects(default, set())
     assert conftest.selects("", set())
-    for mark in ("workflow", "data", "install"):
+    for mark in ("workflow", "data", "install", "slow"):
         assert not conftest.selects(default, {mark}), mark
 
 
