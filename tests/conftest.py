@@ -146,8 +146,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The SLURM tests first, then the other modules that run Snakemake (tests marked
-    ``workflow``: seconds to a minute each), the unit-test modules (milliseconds) last, each
+    """The SLURM tests first, then the other long tests (marked ``workflow``, ``install``,
+    ``data`` or ``slow``: seconds to a minute each), the fast tests (milliseconds) last, each
     group in file order. With ``--dist loadscope --no-loadscope-reorder`` (pyproject's addopts)
     the workers take the long modules while every worker is busy and end on the short ones.
     xdist's default order, most tests first, started the few-test long modules (the equivalence
@@ -157,10 +157,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=_start_group)  # stable: file order within a group
 
 
+#: Markers of the tests that take seconds to minutes (pyproject's markers), started after SLURM's.
+LONG_MARKERS = ("workflow", "install", "data", "slow")
+
+
 def _start_group(item: pytest.Item) -> int:
     if item.get_closest_marker("slurm"):
         return 0
-    return 1 if item.get_closest_marker("workflow") else 2
+    return 1 if any(item.get_closest_marker(name) for name in LONG_MARKERS) else 2
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
