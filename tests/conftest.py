@@ -83,7 +83,7 @@ def selects_slurm_tests(config: pytest.Config) -> bool:
     markexpr = config.option.markexpr or ""
     return (
         _runs_tests(config)
-        and selects(markexpr, {"slurm", "workflow"})
+        and selects(markexpr, {"slurm"})
         and _selects_file(config, "test_slurm.py")
     )
 
