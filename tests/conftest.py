@@ -26,6 +26,7 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 import readme_clone  # noqa: E402
 import slurm_session  # noqa: E402
+from _pytest.mark.expression import Expression  # noqa: E402
 from _workflow import need_shared_data  # noqa: E402
 from http_server import LocalHTTPServer  # noqa: E402
 
@@ -49,14 +50,23 @@ def http_server():
 
 
 _README_BLOCK = pytest.StashKey[tuple[Path, object]]()
+_SLURM_SESSION = pytest.StashKey[tuple[Path, object]]()
+# Options with which pytest runs no tests (it still calls pytest_configure/unconfigure).
+_NO_TESTS = ("collectonly", "help", "version", "showfixtures", "show_fixtures_per_test", "markers")
+TESTS = Path(__file__).resolve().parent
 
 
-def _selects_readme_block(config: pytest.Config) -> bool:
-    """Whether the session runs test_readme.py's workflow tests (they need the README's first
-    block: worth starting early only then)."""
-    if config.option.collectonly or "not workflow" in (config.option.markexpr or ""):
-        return False
-    target = (Path(__file__).parent / "test_readme.py").resolve()
+def selects(markexpr: str, marks: set[str]) -> bool:
+    """Whether the ``-m`` expression ``markexpr`` (pyproject's addopts: the fast tests only;
+    ``-m ''``: every test) selects a test that carries exactly ``marks``."""
+    if not markexpr:
+        return True
+    return Expression.compile(markexpr).evaluate(lambda name, **_: name in marks)
+
+
+def _selects_file(config: pytest.Config, name: str) -> bool:
+    """Whether the session's arguments (or testpaths) include tests/``name``."""
+    target = TESTS / name
     for arg in config.args:
         path = Path(config.invocation_params.dir, arg.split("::", 1)[0]).resolve()
         if path == target or path in target.parents:
@@ -64,35 +74,57 @@ def _selects_readme_block(config: pytest.Config) -> bool:
     return False
 
 
-_SLURM_SESSION = pytest.StashKey[tuple[Path, object]]()
-# Options with which pytest runs no tests (it still calls pytest_configure/unconfigure).
-_NO_TESTS = ("collectonly", "help", "version", "showfixtures", "show_fixtures_per_test", "markers")
+def _runs_tests(config: pytest.Config) -> bool:
+    return not any(getattr(config.option, name, False) for name in _NO_TESTS)
+
+
+def selects_slurm_tests(config: pytest.Config) -> bool:
+    """Whether the session runs test_slurm.py's cluster tests (marked ``slurm``)."""
+    markexpr = config.option.markexpr or ""
+    return (
+        _runs_tests(config)
+        and selects(markexpr, {"slurm"})
+        and _selects_file(config, "test_slurm.py")
+    )
+
+
+def _selects_readme_block(config: pytest.Config) -> bool:
+    """Whether the session runs test_readme.py's install tests (they need the README's first
+    block: worth starting early only then)."""
+    markexpr = config.option.markexpr or ""
+    return (
+        _runs_tests(config)
+        and selects(markexpr, {"workflow", "install"})
+        and _selects_file(config, "test_readme.py")
+    )
 
 
 def compile_library() -> None:
     """Byte-compile the library's sources (src/) once per session. With PYTHONDONTWRITEBYTECODE
     set (as on the CI machines) Python never caches what it compiles, so each of the suite's
-    ~400 Snakemake job processes compiled the ldpsample modules it imports again (about 0.08 s
-    of CPU each); compileall writes the cache whatever that variable says, imports then read
-    it, and _workflow.copy_workflow copies it with the sources."""
+    Snakemake job processes compiled the ldpsample modules it imports again (about 0.08 s of CPU
+    each); compileall writes the cache whatever that variable says, imports then read it, and
+    _workflow.copy_workflow copies it with the sources."""
     compileall.compile_dir(Path(__file__).resolve().parents[1] / "src", quiet=1)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """In the controller (xdist workers inherit the environment variables set here), once per
-    session: byte-compile the library (compile_library), start the local SLURM cluster in the
-    background (tests/slurm_session.py: with the controller down, every Snakemake start waits
-    9 s on the SLURM plugin's probe) and the README's first block (tests/readme_clone.py, when
-    test_readme.py's workflow tests run)."""
+    session: byte-compile the library (compile_library); when the SLURM tests are selected,
+    start the local SLURM cluster in the background (tests/slurm_session.py), and otherwise
+    point ``SLURM_CONF`` at an empty file (docs/cluster.md: the SLURM plugin's probe then fails at
+    once instead of waiting 9 s for a controller at every Snakemake start); and start the
+    README's first block (tests/readme_clone.py) when test_readme.py's install tests run."""
     if hasattr(config, "workerinput"):
         return
-    runs_tests = not any(getattr(config.option, name, False) for name in _NO_TESTS)
-    if runs_tests:
+    if _runs_tests(config):
         compile_library()
-    if runs_tests and slurm_session.cannot_start() is None:
+    if selects_slurm_tests(config) and slurm_session.cannot_start() is None:
         rc_file, proc = slurm_session.start()
         os.environ[slurm_session.ENV_VAR] = str(rc_file)
         config.stash[_SLURM_SESSION] = (rc_file, proc)
+    elif not selects_slurm_tests(config):
+        os.environ.setdefault("SLURM_CONF", os.devnull)
     if _selects_readme_block(config):
         clone, proc = readme_clone.start()
         os.environ[readme_clone.ENV_VAR] = str(clone)
@@ -114,8 +146,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The SLURM tests first, then the other modules that run Snakemake (tests marked
-    ``workflow``: seconds to a minute each), the unit-test modules (milliseconds) last, each
+    """The SLURM tests first, then the other long tests (marked ``workflow``, ``install``,
+    ``data`` or ``slow``: seconds to a minute each), the fast tests (milliseconds) last, each
     group in file order. With ``--dist loadscope --no-loadscope-reorder`` (pyproject's addopts)
     the workers take the long modules while every worker is busy and end on the short ones.
     xdist's default order, most tests first, started the few-test long modules (the equivalence
@@ -125,10 +157,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=_start_group)  # stable: file order within a group
 
 
+#: Markers of the tests that take seconds to minutes (pyproject's markers), started after SLURM's.
+LONG_MARKERS = ("workflow", "install", "data", "slow")
+
+
 def _start_group(item: pytest.Item) -> int:
     if item.get_closest_marker("slurm"):
         return 0
-    return 1 if item.get_closest_marker("workflow") else 2
+    return 1 if any(item.get_closest_marker(name) for name in LONG_MARKERS) else 2
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

@@ -14,14 +14,14 @@ fixture :func:`wait`s for it instead of starting a cluster of its own, and
 ``conftest.pytest_unconfigure`` calls :func:`stop`, which stops the cluster only if this session
 started it.
 
-When: whenever tests run (not ``--collect-only``, ``--help``, ``--fixtures``, ``--markers``),
-the tool exists and we are root (:func:`cannot_start`). Not only when ``scontrol`` is on PATH:
-local-slurm.sh installs the SLURM packages itself, exactly as test_slurm.py's fixture has it do,
-so a session that runs the slurm tests needs the start either way; starting it at once overlaps
-it with the other tests. Without a client there is no probe delay to save, but once the packages
-are installed there would be, and the cluster is then up for the rest of the session. The cost
-is a few seconds of background work, and the session end waits for the start to finish before
-stopping the cluster (a run of quick unit tests alone ends up to ~15 s later).
+When: when the session selects test_slurm.py's ``slurm`` tests (``conftest.selects_slurm_tests``:
+the ``-m`` expression and the paths; ``pytest -m ''`` and ``-m slurm`` do, plain ``pytest`` does
+not), the tool exists and we are root (:func:`cannot_start`). Not only when ``scontrol`` is on
+PATH: local-slurm.sh installs the SLURM packages itself, exactly as test_slurm.py's fixture has it
+do, so a session that runs the slurm tests needs the start either way; starting it at once
+overlaps it with the other tests. A session without the SLURM tests starts nothing and sets
+``SLURM_CONF`` to an empty file instead, so that the probe fails at once. The session end waits
+for the start to finish before stopping the cluster.
 
 Whether a cluster is already up is decided in the background too, because asking ``sinfo``
 takes the same 9 s when no controller answers. If one is up (``sinfo`` shows a node

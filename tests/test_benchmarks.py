@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from _workflow import ROOT
 
 RUN_ALL = ROOT / "benchmarks" / "run_all.py"
@@ -42,6 +43,7 @@ def test_a_quick_row_replaces_only_the_generated_table(tmp_path):
     assert not list(tmp_path.glob(".*partial"))  # written through a renamed temporary file
 
 
+@pytest.mark.slow
 def test_update_replaces_the_rows_run_and_keeps_the_others_marked_with_their_run(tmp_path):
     """``--update`` re-measures some rows: they replace their old lines, every other row of the
     table stays as it was, in the table's order, its title naming the run it comes from."""
@@ -108,6 +110,7 @@ def test_the_readmes_headline_numbers_are_in_the_generated_table():
             assert number in rows[name], f"{name}: {number} is not in its row"
 
 
+@pytest.mark.slow
 def test_a_baseline_revision_loads_the_mollifier_package_as_it_was(tmp_path, monkeypatch):
     """``--baseline <rev>`` times the mollifier as of ``<rev>``: a package whose
     modules import each other, so each must run from ``<rev>``'s copy, none from the current

@@ -82,6 +82,7 @@ def test_the_shipped_configs_pass():
     assert len(NUMERIC) > 80  # every numeric key of both configs is exercised below
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")], ids=str)
 def test_every_numeric_key_rejects_nan_and_inf(bad):
     for name, path in NUMERIC:
@@ -236,6 +237,7 @@ EPSILON_KEYS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("value", "expected"),
     [

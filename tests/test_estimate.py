@@ -52,6 +52,7 @@ def grr_reports(k, epsilon, users, seed):
 # ---- independent references -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("k", "epsilon", "seed"), [(5, 2.0, 0), (12, 1.0, 1), (30, 4.0, 2)])
 def test_uniform_prior_matches_multi_freq_ldpy_grr_aggregators(k, epsilon, seed):
     """For uniform q the minimax kernel is randomized response (GRR): inversion and EM equal
@@ -76,6 +77,7 @@ def test_uniform_prior_matches_multi_freq_ldpy_grr_aggregators(k, epsilon, seed)
     assert np.abs(plain - steps).max() < 1e-12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("epsilon", "seed"), [(0.5, 0), (1.0, 1), (3.0, 2)])
 def test_em_reaches_the_cvxpy_maximum_likelihood_for_a_non_uniform_prior(epsilon, seed):
     rng = np.random.default_rng(seed)
@@ -400,6 +402,7 @@ def test_plan_warns_where_inversion_cannot_beat_the_prior():
 # ---- the command ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_estimate_command_writes_the_table_tests_and_figure(publication, tmp_path):
     folder, _, roster = publication
     out = tmp_path / "estimates.csv"

@@ -78,6 +78,7 @@ records = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(rows=records)
 def test_faults_match_the_standard_csv_module_and_skip_leaves_the_good_rows(tmp_path_factory, rows):

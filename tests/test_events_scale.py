@@ -246,6 +246,7 @@ def check_buckets_equal_one_job(source, one_file, options, prior, buckets, work)
             )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(OPTION_SETS)))
 def test_buckets_and_partitions_give_the_one_jobs_tables_bit_for_bit(tmp_path, index):
     options = {**BASE, **OPTION_SETS[index]}
@@ -302,6 +303,7 @@ def test_fractional_weights_in_buckets_agree_to_rounding(tmp_path):
     np.testing.assert_allclose(histograms["count"], one.histograms["count"], rtol=1e-14)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -108,6 +108,7 @@ def test_value_scale_spreads_tv_near_1_and_kl_over_decades():
     assert value_scale("kl", []) == "linear"
 
 
+@pytest.mark.slow
 def test_every_method_has_one_colour_and_a_legend_entry_in_every_figure(per_user):
     max_tv, max_kl = max_table(per_user, "tv"), max_table(per_user, "kl")
     figures = {

@@ -43,6 +43,7 @@ def test_there_are_scripts():
     assert len(SCRIPTS) > 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.name)
 def test_the_closure_holds_every_module_a_script_imports(script):
     closure = set(library_closure(LIBRARY, [script]))

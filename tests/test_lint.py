@@ -1,14 +1,16 @@
-"""Lint and format: snakemake --lint, snakefmt, ruff check and ruff format. Not marked
-``workflow``, so ``-m "not workflow"`` still lints (snakemake --lint only parses the workflow)."""
+"""Lint and format: snakemake --lint, snakefmt, ruff check and ruff format. Marked ``workflow``
+(it starts Snakemake), so plain ``pytest`` leaves it to ``pytest -m ''`` or ``-m workflow``."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
+import pytest
 from _workflow import ROOT
 
 
+@pytest.mark.workflow
 def test_lint_and_format_are_clean():
     lint = subprocess.run(
         [sys.executable, "-m", "snakemake", "--lint"], cwd=ROOT, capture_output=True, text=True

@@ -8,6 +8,7 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,6 +119,7 @@ def _device_example() -> str:
     return example
 
 
+@pytest.mark.install
 def test_core_install_in_a_fresh_venv_runs_the_device_example(tmp_path):
     """``pip install <project>`` (no extras) into a fresh venv gives numpy and scipy only, and
     docs/publishing.md's device example runs there as printed on a spec the pipeline's writer

@@ -316,6 +316,7 @@ def test_the_clients_sparse_draws_are_the_dense_inverse_cdf_of_pK(tmp_path):
         assert got["user"].to_list() == users and got["item"].to_list() == want
 
 
+@pytest.mark.slow
 def test_the_release_distribution_is_pK_of_the_specs_prior_not_p(tmp_path):
     """The one-user attack of the issue: one user, a public prior; its 20,000 draws follow
     p K_{q,ε} (chi-square goodness of fit), not p (item b has p = 0 and is drawn)."""

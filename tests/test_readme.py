@@ -23,7 +23,7 @@ def test_readme_has_exactly_two_setup_commands():
     assert len(blocks) == 2, blocks
     assert all("\n" not in block for block in blocks)
     assert "'.[workflow]'" in blocks[0] and "snakemake --cores 2" in blocks[0]
-    assert "'.[test]'" in blocks[1] and "pytest" in blocks[1]
+    assert "'.[test]'" in blocks[1] and blocks[1].endswith("pytest -m ''")  # every test
 
 
 def test_ci_runs_the_second_block_verbatim():
@@ -78,6 +78,7 @@ def _main_job_outputs() -> list[str]:
 
 
 @pytest.mark.workflow
+@pytest.mark.install
 def test_first_block_runs_the_main_job(readme_clone):
     outputs = _main_job_outputs()
     assert len(outputs) >= 9, outputs
@@ -86,6 +87,7 @@ def test_first_block_runs_the_main_job(readme_clone):
 
 
 @pytest.mark.workflow
+@pytest.mark.install
 def test_the_readmes_figure_is_the_main_jobs(readme_clone):
     """The README's headline figure (docs/img/synthetic-figure.png) is what the main job draws:
     the same size and, pixel by pixel, the same image (font rendering may differ by a shade)."""
@@ -99,6 +101,7 @@ def test_the_readmes_figure_is_the_main_jobs(readme_clone):
 
 
 @pytest.mark.workflow
+@pytest.mark.install
 def test_report_builds_from_the_readme_install(readme_clone):
     """`snakemake --report` from an install of exactly `.[workflow]` (no test extras)."""
     proc = subprocess.run(
@@ -121,6 +124,7 @@ def test_report_builds_from_the_readme_install(readme_clone):
 
 
 @pytest.mark.workflow
+@pytest.mark.install
 def test_the_readme_venvs_commands_name_its_folder(readme_clone):
     """Why docs/running.md says a moved project's `.venv/bin/snakemake` stops working: pip
     writes the venv's absolute path into each command's first line, which a move leaves pointing

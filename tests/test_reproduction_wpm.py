@@ -264,6 +264,7 @@ def test_entropic_transport_cost_matches_a_direct_minimisation():
     assert wpm_checks.entropic_transport_cost(P, Q, C, eta=eta) == pytest.approx(best.fun, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_vanilla_bregman_row_finds_the_vanilla_output_suboptimal(ring_run: Path, monkeypatch):
     """On the library's ring run the vanilla alternation's output has a larger entropic cost
     than Dykstra's (the paper's sentence does not hold); with the vanilla solver replaced by

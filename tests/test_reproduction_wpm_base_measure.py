@@ -15,6 +15,8 @@ from ldpsample.experiments.wpm_movielens import (
     prepare_movielens,
 )
 
+pytestmark = pytest.mark.data  # reads ../shared/data's MovieLens 100K
+
 
 @pytest.fixture(scope="module")
 def setup():

@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import time
+import tomllib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import conftest
 import numpy as np
 import polars as pl
 import pytest
@@ -216,13 +219,52 @@ def test_the_plugins_probe_gets_its_answer(slurm_cluster):
     assert "MinJobAge" in proc.stdout
 
 
+@pytest.mark.slurm
 def test_the_session_starts_the_cluster_when_it_can():
-    """conftest.py starts the local cluster in the background whenever tests run on a machine
-    that can start one, so that Snakemake's starts do not wait on the plugin's probe."""
+    """conftest.py starts the local cluster in the background whenever the SLURM tests are
+    selected on a machine that can start one, so that Snakemake's starts do not wait on the
+    plugin's probe."""
     reason = slurm_session.cannot_start()
     if reason:
         pytest.skip(reason)
     assert slurm_session.from_env() is not None, f"{slurm_session.ENV_VAR} is not set"
+
+
+def test_only_sessions_that_select_the_slurm_tests_start_the_cluster():
+    """Plain ``pytest`` (pyproject's addopts ``-m``) selects no SLURM test, and neither does
+    ``-m "not slurm"`` or ``-m workflow`` alone; ``-m ''`` (the README's test command) and
+    ``-m slurm`` do. The fast tests (no marks) are selected by the default and by ``-m ''``."""
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]
+    addopts = shlex.split(options["ini_options"]["addopts"])
+    default = addopts[addopts.index("-m") + 1]
+    slurm_test = {"slurm"}
+    assert not conftest.selects(default, slurm_test)
+    assert not conftest.selects("not slurm", slurm_test)
+    assert not conftest.selects("workflow", slurm_test)
+    assert conftest.selects("", slurm_test)
+    assert conftest.selects("slurm", slurm_test)
+    assert conftest.selects("slurm or workflow", slurm_test)
+    assert conftest.selects(default, set())
+    assert conftest.selects("", set())
+    for mark in ("workflow", "data", "install", "slow"):
+        assert not conftest.selects(default, {mark}), mark
+
+
+def test_a_session_without_the_slurm_tests_skips_the_plugins_probe(pytestconfig):
+    """Where the session selects no SLURM test it starts no cluster and sets ``SLURM_CONF`` to
+    an empty file (docs/cluster.md's workaround): ``scontrol show config``, which the SLURM
+    plugin runs at every Snakemake start, then fails at once instead of waiting for a
+    controller."""
+    if conftest.selects_slurm_tests(pytestconfig):
+        pytest.skip("this session selects the SLURM tests (it starts the cluster)")
+    assert slurm_session.from_env() is None
+    assert os.environ["SLURM_CONF"] == os.devnull
+    if shutil.which("scontrol"):
+        proc = subprocess.run(
+            ["scontrol", "show", "config"], capture_output=True, text=True, timeout=60
+        )
+        assert proc.returncode != 0
+        assert "is empty" in proc.stderr, proc.stderr  # not "Unable to contact slurm controller"
 
 
 # --- runs ------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+import pytest
 from _workflow import OTHERS_OFF, copy_workflow, snakemake, write_config
 
 from ldpsample.events import evaluate_attribute
@@ -13,6 +14,7 @@ from ldpsample.events.scoring import metrics as metrics_module
 METHODS = ["minimax", "mollifier_tv", "mollifier_kl", "randomized_response"]
 
 
+@pytest.mark.workflow
 def test_a_large_catalogue_runs_every_method_sparsely_with_the_dense_numbers(tmp_path, monkeypatch):
     wd = copy_workflow(tmp_path / "wf")
     rng = np.random.default_rng(35)

@@ -175,6 +175,7 @@ def test_bad_parameters_are_named(kwargs, error, match):
         sphere_wpm(**kwargs)
 
 
+@pytest.mark.slow
 def test_exact_lp_on_grids_converges_to_the_closed_form():
     """The exact base-measure LP on S¹ (equally spaced) and S² (Fibonacci) grids: its minimax
     cost approaches R*^r as the grid is refined (within 2 % on the coarsest grid),
