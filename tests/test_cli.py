@@ -239,3 +239,57 @@ def test_publish_runs_the_pipelines_target_with_ledger_and_budget_then_show(tmp_
     assert "1 releases" in shown.stdout and released["release_id"] in shown.stdout
     assert f"{events['user_id'].n_unique()} users" in shown.stdout
     assert "total epsilon per user: min 6.0, max 6.0" in shown.stdout
+
+
+def test_the_release_mode_flags_reach_the_overlay(tmp_path):
+    """--release-mode and --subcategory-shares write the config keys a user would write; a
+    malformed weight is a usage error naming it."""
+    table = tmp_path / "clicks.csv"
+    events_table().write_csv(table)
+    base = ("publish", str(table), "--user", "user_id", "--item", "item_id", "--prior", "uniform")
+    proc = ldpsample(
+        *base, "--release-mode", "joint", "--subcategory-shares", "country=de:1,fr:3",
+        "--print-config",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    import yaml
+
+    entry = yaml.safe_load(proc.stdout)["events"]["clicks"]
+    assert entry["release_mode"] == "joint"
+    assert entry["subcategory_shares"] == {"country": {"de": 1.0, "fr": 3.0}}
+    uniform = ldpsample(*base, "--subcategory-shares", "uniform", "--print-config")
+    assert yaml.safe_load(uniform.stdout)["events"]["clicks"]["subcategory_shares"] == "uniform"
+    bad = ldpsample(*base, "--subcategory-shares", "country=de", "--print-config")
+    assert bad.returncode == 2
+    assert "'de' in 'country=de' is not SUBCATEGORY:WEIGHT" in bad.stderr
+
+
+@pytest.mark.workflow
+def test_publish_a_joint_release_through_the_command(tmp_path):
+    """``--release-mode joint``: one draw per user and ε on the (country, item) domain under
+    the listed shares, the spec recording both, the ledger charging Σε per attribute (not per
+    subcategory)."""
+    table = tmp_path / "clicks.csv"
+    events = events_table(users=12, seed=3)
+    events.write_csv(table)
+    wd = copy_workflow(tmp_path / "wf")
+    proc = ldpsample(
+        "publish", str(table), "--user", "user_id", "--item", "item_id", "--count", "n",
+        "--attributes", "country", "--subcategories", "country=de,fr", "--prior", "uniform",
+        "--items", "i0", "i1", "i2", "i3", "i4", "i5", "--epsilons", "1", "2", "--budget", "3",
+        "--release-mode", "joint", "--subcategory-shares", "country=de:1,fr:3",
+        "--workflow", str(wd),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    base = wd / "results/events/clicks"
+    spec = read_spec(base / "publish/spec")
+    assert spec.release_mode == "joint"
+    assert spec.shares == {"country": {"de": 0.25, "fr": 0.75}}
+    assert spec.budget_bound == 1 + 2  # attributes x Σε x samples
+    draws = pl.concat(
+        pl.read_parquet(p) for p in sorted((base / "publish/released").glob("*.parquet"))
+    )
+    users = events["user_id"].n_unique()
+    assert draws.height == users * 2  # one (country, item) per user and ε
+    assert set(draws["subcategory"]) <= {"de", "fr"}
+    assert pl.read_csv(base / "ledger.csv")["total_epsilon"].to_list() == [3.0] * users

@@ -97,6 +97,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     release.add_argument(
+        "--release-mode",
+        choices=("per_subcategory", "joint"),
+        default=None,
+        help=(
+            "per_subcategory (default, or a reused spec's mode): one draw per subcategory; "
+            "joint: one draw per attribute on the (subcategory, item) domain"
+        ),
+    )
+    release.add_argument(
+        "--subcategory-shares",
+        nargs="+",
+        default=None,
+        type=_shares,
+        metavar="uniform|ATTRIBUTE=S1:W1,S2:W2",
+        help=(
+            "the public shares of a joint release: uniform, or a positive weight per released "
+            "subcategory of each attribute (default: the public table's shares)"
+        ),
+    )
+    release.add_argument(
         "--prior-smoothing",
         type=float,
         default=None,
@@ -132,6 +152,36 @@ def _subcategories(text: str) -> tuple[str, list[str]]:
     return attribute, values.split(",")
 
 
+def _shares(text: str) -> str | tuple[str, dict[str, float]]:
+    """``uniform``, or ``ATTRIBUTE=S1:W1,S2:W2`` as (attribute, {subcategory: weight})."""
+    if text == "uniform":
+        return text
+    attribute, sep, pairs = text.partition("=")
+    weights: dict[str, float] = {}
+    for pair in pairs.split(",") if sep and attribute and pairs else []:
+        subcategory, colon, weight = pair.rpartition(":")
+        try:
+            weights[subcategory] = float(weight)
+        except ValueError:
+            colon = ""
+        if not colon or not subcategory:
+            raise argparse.ArgumentTypeError(f"{pair!r} in {text!r} is not SUBCATEGORY:WEIGHT")
+    if not weights:
+        raise argparse.ArgumentTypeError(f"{text!r} is not uniform or ATTRIBUTE=S1:W1,S2:W2")
+    return attribute, weights
+
+
+def _shares_entry(values: list | None) -> str | dict[str, dict[str, float]] | None:
+    """The ``subcategory_shares`` key from the ``--subcategory-shares`` values."""
+    if values is None:
+        return None
+    if "uniform" in values:
+        if len(values) > 1:
+            raise CommandError("--subcategory-shares: uniform stands alone")
+        return "uniform"
+    return dict(values)
+
+
 def publish(args: argparse.Namespace) -> int:
     """Write the release's overlay and run the publish target; return 0 or raise."""
     if args.prior is None:
@@ -148,6 +198,8 @@ def publish(args: argparse.Namespace) -> int:
         ledger=None if args.ledger is None else str(args.ledger),
         attributes_public=args.attributes_public,
         prior_smoothing=args.prior_smoothing,
+        release_mode=args.release_mode,
+        subcategory_shares=_shares_entry(args.subcategory_shares),
         release_seed=args.release_seed,
     )
     if args.print_config:
