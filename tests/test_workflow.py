@@ -281,15 +281,21 @@ def test_changing_runs_reruns_the_synthetic_stage_only(default_run):
     }
 
 
-def test_editing_a_script_reruns_its_rule(default_run, tmp_path):
-    workdir = default_run
-    script = workdir / "scripts" / "theory_example.py"
-    original = script.read_text()
+def jobs_after_an_edit(workdir, path):
+    """The jobs Snakemake plans in ``workdir`` after a comment is appended to ``path``; the
+    file's text and times are restored afterwards (the other tests' state)."""
+    original, times = path.read_text(), path.stat()
     try:
-        script.write_text(original + "\n# an edit\n")
-        assert planned_jobs(workdir) == {"all": 1, "theory_example": 1, "reproduction": 1}
+        path.write_text(original + "\n# an edit\n")
+        return planned_jobs(workdir)
     finally:
-        script.write_text(original)
+        path.write_text(original)
+        os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
+
+
+def test_editing_a_script_reruns_its_rule(default_run):
+    jobs = jobs_after_an_edit(default_run, default_run / "scripts" / "theory_example.py")
+    assert jobs == {"all": 1, "theory_example": 1, "reproduction": 1}
 
 
 def test_editing_a_mollifier_module_reruns_the_stages_that_use_it(default_run):
@@ -297,13 +303,7 @@ def test_editing_a_mollifier_module_reruns_the_stages_that_use_it(default_run):
     an edit of any module in it, here the KL normaliser, re-runs the synthetic parts and the WPM
     ring jobs (the KPM's clip-normaliser is the mollifier's KL core), not the theory risk."""
     module = default_run / "src" / "ldpsample" / "mollifier" / "kl_normaliser.py"
-    original, times = module.read_text(), module.stat()
-    try:
-        module.write_text(original + "\n# an edit\n")
-        jobs = planned_jobs(default_run)
-    finally:
-        module.write_text(original)
-        os.utime(module, ns=(times.st_atime_ns, times.st_mtime_ns))  # the other tests' state
+    jobs = jobs_after_an_edit(default_run, module)
     parts = len(CONFIG["synthetic"]["n"]) * len(CONFIG["synthetic"]["epsilons"])
     assert jobs["synthetic_part"] == parts
     assert jobs["wpm_ring_example"] == jobs["wpm_ring_convergence"] == 1
@@ -326,14 +326,7 @@ def test_editing_a_library_module_reruns_exactly_the_jobs_that_import_it(
 ):
     """A rule's library inputs are its script's import closure (get_script_sources), so an
     edit of a module re-plans the jobs whose scripts import it, and no other."""
-    path = default_run / "src" / "ldpsample" / module
-    original, times = path.read_text(), path.stat()
-    try:
-        path.write_text(original + "\n# an edit\n")
-        jobs = planned_jobs(default_run)
-    finally:
-        path.write_text(original)
-        os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))  # the other tests' state
+    jobs = jobs_after_an_edit(default_run, default_run / "src" / "ldpsample" / module)
     assert rerun <= set(jobs), (module, jobs)
     assert not kept & set(jobs), (module, jobs)
 
