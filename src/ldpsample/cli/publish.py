@@ -153,21 +153,26 @@ def _subcategories(text: str) -> tuple[str, list[str]]:
 
 
 def _shares(text: str) -> str | tuple[str, dict[str, float]]:
-    """``uniform``, or ``ATTRIBUTE=S1:W1,S2:W2`` as (attribute, {subcategory: weight})."""
+    """``uniform``, or ``ATTRIBUTE=S1:W1,S2:W2`` (:func:`_subcategories`' form with a weight
+    after each value) as (attribute, {subcategory: weight})."""
     if text == "uniform":
         return text
-    attribute, sep, pairs = text.partition("=")
+    try:
+        attribute, pairs = _subcategories(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not uniform or ATTRIBUTE=S1:W1,S2:W2"
+        ) from None
     weights: dict[str, float] = {}
-    for pair in pairs.split(",") if sep and attribute and pairs else []:
+    for pair in pairs:
         subcategory, colon, weight = pair.rpartition(":")
         try:
-            weights[subcategory] = float(weight)
+            value = float(weight) if colon and subcategory else None
         except ValueError:
-            colon = ""
-        if not colon or not subcategory:
+            value = None
+        if value is None:
             raise argparse.ArgumentTypeError(f"{pair!r} in {text!r} is not SUBCATEGORY:WEIGHT")
-    if not weights:
-        raise argparse.ArgumentTypeError(f"{text!r} is not uniform or ATTRIBUTE=S1:W1,S2:W2")
+        weights[subcategory] = value
     return attribute, weights
 
 
