@@ -5,6 +5,7 @@ its ledger and budget; ``show`` prints a spec and a ledger; user errors are one 
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from _publication import make_publication
 from _workflow import (
     OTHERS_OFF,
     copy_workflow,
@@ -23,7 +25,7 @@ from _workflow import (
     write_config,
 )
 
-from ldpsample.cli import SUBCOMMANDS
+from ldpsample.cli import SUBCOMMANDS, load_command
 from ldpsample.publish import read_spec
 
 SCRIPT = Path(sys.executable).with_name("ldpsample")
@@ -97,6 +99,122 @@ def test_user_errors_are_one_line_with_status_2(tmp_path):
     shown = ldpsample("show", str(table))
     assert shown.returncode == 2 and "neither a release spec" in shown.stderr
     assert "Traceback" not in missing.stderr + no_prior.stderr + shown.stderr
+
+
+#: ``ldpsample <arguments>`` in a fresh interpreter where the packages named (comma-separated) in
+#: the first argument cannot be imported, as in an install that lacks them; its last line of
+#: stdout is the exit status and the command modules the run imported, as JSON.
+WITHOUT_PACKAGES = """
+import json, sys
+absent = set(sys.argv[1].split(","))
+
+
+class Absent:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in absent:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+sys.meta_path.insert(0, Absent())
+from ldpsample.cli import main
+
+try:
+    status = main(sys.argv[2:])
+except SystemExit as done:
+    status = done.code
+loaded = sorted(m for m in sys.modules if m.startswith("ldpsample.cli.commands."))
+extras = sorted(m for m in sys.modules if m.split(".")[0] in {"polars", "matplotlib"})
+print(json.dumps({"status": status, "commands": loaded, "extras": extras}))
+"""
+
+
+def ldpsample_without(packages: str, *args: str):
+    """Run ``ldpsample args`` without ``packages``; return (process, its JSON summary)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", WITHOUT_PACKAGES, packages, *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    return proc, summary
+
+
+def test_every_sub_command_has_a_parser_module_and_a_command_module():
+    for name in SUBCOMMANDS:
+        parser = importlib.import_module(f"ldpsample.cli.{name}")
+        assert callable(parser.add_parser) and not hasattr(parser, "run"), name
+        assert callable(load_command(name).run), name
+
+
+def test_help_imports_no_command_module_and_no_extra():
+    """``--help`` of the command and of each sub-command builds every parser without importing
+    a command module, so it runs where polars and matplotlib are absent, and imports neither
+    where they are present (a run that does import them: the ``show`` and ``estimate`` tests
+    below)."""
+    for absent in ("polars,matplotlib,pyarrow,pandas", "ldpsample_none"):
+        for args in (["--help"], *([name, "--help"] for name in SUBCOMMANDS)):
+            proc, summary = ldpsample_without(absent, *args)
+            assert summary == {"status": 0, "commands": [], "extras": []}, (args, proc.stderr)
+            assert "usage: ldpsample" in proc.stdout
+
+
+@pytest.fixture(scope="module")
+def publication(tmp_path_factory):
+    """A publish/ folder (spec and draws) and the project's ledger that recorded it."""
+    folder = tmp_path_factory.mktemp("cli-publication")
+    publish, _, roster = make_publication(folder, users=40)
+    return publish, folder / "privacy" / "ledger.sqlite", roster
+
+
+def test_show_runs_a_spec_without_the_extras_and_a_ledger_needs_the_events_extra(publication):
+    """The core install's ``show``: a spec imports only the spec view and no extra; a ledger's
+    view needs polars, so without it the command says which extra in one line (status 2), and
+    with it prints the ledger."""
+    publish, ledger, roster = publication
+    spec, summary = ldpsample_without(
+        "polars,matplotlib,pyarrow,pandas", "show", str(publish / "spec")
+    )
+    assert summary == {"status": 0, "commands": ["ldpsample.cli.commands.show"], "extras": []}
+    assert "release spec 't'" in spec.stdout and "country=de (8 items)" in spec.stdout
+
+    core, summary = ldpsample_without("polars", "show", str(ledger))
+    assert summary == {"status": 2, "commands": ["ldpsample.cli.commands.show"], "extras": []}
+    assert core.stderr.splitlines() == [
+        f"ldpsample show: error: {ledger}: showing a ledger needs the events extra "
+        "(pip install 'ldpsample[events]'): No module named 'polars'"
+    ]
+
+    full, summary = ldpsample_without("ldpsample_none", "show", str(ledger), "--top", "2")
+    assert summary["status"] == 0 and summary["commands"] == [
+        "ldpsample.cli.commands.show",
+        "ldpsample.cli.commands.show_ledger",
+    ]
+    assert "1 releases" in full.stdout and f"{len(roster)} users" in full.stdout
+    assert "the 2 users with the most epsilon spent:" in full.stdout
+
+
+def test_estimate_without_a_figure_needs_no_matplotlib(publication, tmp_path):
+    """``estimate`` imports the figure's module (matplotlib) only for ``--figure``: the table
+    and tests are written without matplotlib, and equal the run with it."""
+    publish, _, _ = publication
+    plain, summary = ldpsample_without(
+        "matplotlib", "estimate", str(publish), "--out", str(tmp_path / "a.csv")
+    )
+    assert summary["status"] == 0, plain.stderr
+    assert summary["commands"] == ["ldpsample.cli.commands.estimate"]
+    assert "polars" in summary["extras"]  # the summary sees what a run imports
+    drawn, summary = ldpsample_without(
+        "ldpsample_none", "estimate", str(publish), "--out", str(tmp_path / "b.csv"),
+        "--figure", str(tmp_path / "b.png"),
+    )  # fmt: skip
+    assert summary["status"] == 0, drawn.stderr
+    assert summary["commands"] == [
+        "ldpsample.cli.commands.estimate",
+        "ldpsample.cli.commands.estimate_figure",
+    ]
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    assert (tmp_path / "b.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_print_config_is_the_overlay_a_user_would_write(tmp_path):

@@ -91,10 +91,6 @@ def test_every_folder_of_the_library_has_a_line_in_the_readmes_layout_map():
 
 
 ROOT = LIBRARY.parents[1]
-#: Sub-command modules of the ``ldpsample`` command: every one is imported to build the parser,
-#: so each imports its sub-command's library (polars, matplotlib: absent from the core install)
-#: when that sub-command runs.
-DEFERRED_IMPORTS = {"src/ldpsample/cli/estimate.py", "src/ldpsample/cli/show.py"}
 
 
 def ldpsample_imports_in_functions(source: str) -> list[int]:
@@ -125,13 +121,11 @@ def test_the_in_function_import_finder_finds_one():
 
 def test_no_ldpsample_import_inside_a_function():
     """Every ``ldpsample`` import of the library and the scripts is at module level, where the
-    reader and the import graph (pipeline/import_graph.py) see it; only the sub-commands'
-    deferred imports are exempt."""
+    reader and the import graph (pipeline/import_graph.py) see it."""
     files = sorted(LIBRARY.rglob("*.py")) + sorted((ROOT / "scripts").glob("*.py"))
     found = {
         f"{path.relative_to(ROOT).as_posix()}:{line}"
         for path in files
-        if path.relative_to(ROOT).as_posix() not in DEFERRED_IMPORTS
         for line in ldpsample_imports_in_functions(path.read_text(encoding="utf-8"))
     }
     assert not found, f"ldpsample imported inside a function: {sorted(found)}"
