@@ -57,19 +57,35 @@ def _package_of(library: Path, path: Path) -> tuple[str, ...]:
     return parts[:-1]  # a/b.py and a/__init__.py both belong to package a
 
 
+#: Node fields that hold statements: an import is a statement, so only these are walked.
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """Whether an ``if`` test is ``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``."""
+    if isinstance(test, ast.Name):
+        return test.id == "TYPE_CHECKING"
+    return (
+        isinstance(test, ast.Attribute)
+        and test.attr == "TYPE_CHECKING"
+        and isinstance(test.value, ast.Name)
+        and test.value.id == "typing"
+    )
+
+
 def _runtime_nodes(tree: ast.AST) -> Iterable[ast.AST]:
-    """Every node of ``tree`` except those under an ``if TYPE_CHECKING:`` test."""
+    """Every statement of ``tree`` (at any depth: in functions, classes, branches, handlers)
+    except those under an ``if TYPE_CHECKING:`` test. Expressions are not entered: no import
+    statement can sit inside one."""
     stack = [tree]
     while stack:
         node = stack.pop()
         yield node
-        if isinstance(node, ast.If) and ast.unparse(node.test) in {
-            "TYPE_CHECKING",
-            "typing.TYPE_CHECKING",
-        }:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
             stack.extend(node.orelse)
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        for field in _BODIES:
+            stack.extend(getattr(node, field, ()))
 
 
 @cache
