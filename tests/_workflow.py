@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from ldpsample.pipeline import checkout
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -76,30 +77,12 @@ def events_entry(path, **changes) -> dict:
     }
 
 
-WORKFLOW_PARTS = (
-    "Snakefile",
-    "environment.yml",
-    "workflow",
-    "scripts",
-    "config",
-    "profiles",
-    "src",
-)
-
-
 def copy_workflow(dest: Path) -> Path:
     """Copy what a clone holds of the workflow into ``dest`` (no results, logs or Snakemake
-    state). The library's byte code comes along (conftest.compile_library): copied with their
-    sources' times, the .pyc files stay valid until a test edits a source."""
-    dest.mkdir(parents=True, exist_ok=True)
-    ignore = shutil.ignore_patterns("*.egg-info", ".snakemake")
-    for part in WORKFLOW_PARTS:
-        src = ROOT / part
-        if src.is_dir():
-            shutil.copytree(src, dest / part, ignore=ignore)
-        else:
-            shutil.copy2(src, dest / part)
-    return dest
+    state; :func:`ldpsample.pipeline.checkout.copy_workflow`). The library's byte code comes
+    along (conftest.compile_library): copied with their sources' times, the .pyc files stay
+    valid until a test edits a source."""
+    return checkout.copy_workflow(ROOT, dest)
 
 
 def snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 1200):

@@ -11,7 +11,6 @@ Imports the standard library only.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
 import time
@@ -19,20 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ldpsample.pipeline.checkout import copy_workflow
+
 #: How many calls :func:`best_time` makes by default (``run_all.py --repeats`` sets it).
 REPEATS = 5
 #: The project's root (this file is ``benchmarks/runner/measure.py``).
 ROOT = Path(__file__).resolve().parents[2]
-#: What a clone holds of the workflow (:func:`copy_project` copies these).
-WORKFLOW_PARTS = (
-    "Snakefile",
-    "environment.yml",
-    "workflow",
-    "scripts",
-    "config",
-    "profiles",
-    "src",
-)
 
 
 @dataclass
@@ -131,12 +122,9 @@ def timed_run(
 
 
 def copy_project(dest: Path) -> Path:
-    """A copy of what a clone holds of the workflow (:data:`WORKFLOW_PARTS`) in ``dest``: no
-    results or state."""
-    for part in WORKFLOW_PARTS:
-        source = ROOT / part
-        (shutil.copytree if source.is_dir() else shutil.copy2)(source, dest / part)
-    return dest
+    """A copy of what a clone holds of the workflow in ``dest``: no results or state
+    (:func:`ldpsample.pipeline.checkout.copy_workflow`)."""
+    return copy_workflow(ROOT, dest)
 
 
 def job_stats(
