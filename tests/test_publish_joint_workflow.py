@@ -2,7 +2,8 @@
 project, as a user runs it: the spec records the mode and the public shares, each user releases
 one (subcategory, item) per sample and ε, the ledger charges Σε × samples per attribute, the
 one-sided privacy test passes the run at ε and rejects the same run at 3ε, and the estimate
-rules read the joint publication; the mode's keys without release: true are refused."""
+rules read the joint publication; the mode's keys without release: true are refused. The tests
+share one Snakemake run, which asks only for the files they read."""
 
 from __future__ import annotations
 
