@@ -2,7 +2,8 @@
 project, as a user runs it: the spec records the mode and the public shares, each user releases
 one (subcategory, item) per sample and ε, the ledger charges Σε × samples per attribute, the
 one-sided privacy test passes the run at ε and rejects the same run at 3ε, and the estimate
-rules read the joint publication; the mode's keys without release: true are refused."""
+rules read the joint publication; the mode's keys without release: true are refused. The tests
+share one Snakemake run, which asks only for the files they read."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import json
 import polars as pl
 import pytest
 from _workflow import copy_workflow
-from test_publish_workflow import SEEDED, entry, run
+from test_publish_workflow import SEEDED, entry, release_targets, run
 
 from ldpsample import epsilon_lower_bound
 
@@ -52,18 +53,37 @@ def joint_entry(eps, **changes):
     return entry("data/joint.parquet", **{**options, **changes})
 
 
+#: The joint publication's subcategory_shares as attribute -> subcategory -> weight.
+LISTED_SHARES = {"grp": {"s2": 3, "s1": 1}}
+#: The spec of the entry with LISTED_SHARES (the one file its test reads).
+LISTED_MANIFEST = "results/events/joint-shares/work/spec/manifest.json"
+
+
 @pytest.fixture(scope="module")
-def wd(tmp_path_factory):
+def workdir(tmp_path_factory):
+    """A fresh copy of the project with the point-mass tables in data/ (nothing run yet)."""
     wd = copy_workflow(tmp_path_factory.mktemp("joint") / "wf")
     (wd / "data").mkdir()
     point_mass_tables(wd)
-    targets = [
-        f"results/events/{name}/estimate/{table}.csv"
-        for name in ("joint-1", "joint-3")
-        for table in ("estimates", "errors")
-    ]
-    run(wd, "joint", {"joint-1": joint_entry(1), "joint-3": joint_entry(3)}, *targets)
     return wd
+
+
+@pytest.fixture(scope="module")
+def wd(workdir):
+    """One Snakemake run: the joint releases at ε 1 and 3, the estimate tables of the one at 3,
+    and the spec of a third entry with listed shares. Tests read it and never change it."""
+    targets = [
+        *release_targets("joint-1"),
+        *(f"results/events/joint-3/estimate/{table}.csv" for table in ("estimates", "errors")),
+        LISTED_MANIFEST,
+    ]
+    events = {
+        "joint-1": joint_entry(1),
+        "joint-3": joint_entry(3),
+        "joint-shares": joint_entry(1, subcategory_shares=LISTED_SHARES),
+    }
+    run(workdir, "joint", events, *targets)
+    return workdir
 
 
 def folder(wd, name):
@@ -124,12 +144,9 @@ def test_the_estimate_rules_report_shares_and_conditionals_of_a_joint_release(wd
     assert em.height == 2 and (em["tv_error"] < 0.1).all()
 
 
-def test_the_joint_keys_without_release_are_refused(tmp_path):
-    work = copy_workflow(tmp_path / "wf")
-    (work / "data").mkdir()
-    point_mass_tables(work)
+def test_the_joint_keys_without_release_are_refused(workdir):
     result = run(
-        work,
+        workdir,
         "bad",
         {"bad": joint_entry(1, release=False, release_seed=None)},
         "-n",
@@ -142,10 +159,6 @@ def test_the_joint_keys_without_release_are_refused(tmp_path):
 
 def test_listed_shares_reach_the_spec_through_the_config(wd):
     """subcategory_shares as attribute -> subcategory -> weight: normalised into the manifest."""
-    shares = {"grp": {"s2": 3, "s1": 1}}
-    name = "joint-shares"
-    target = f"results/events/{name}/work/spec/manifest.json"
-    run(wd, name, {name: joint_entry(1, subcategory_shares=shares)}, target)
-    manifest = json.loads((wd / target).read_text())
+    manifest = json.loads((wd / LISTED_MANIFEST).read_text())
     assert manifest["subcategory_shares"] == {"grp": {"s1": 0.25, "s2": 0.75}}
     assert manifest["provenance"]["subcategory_shares"] == {"kind": "config"}
