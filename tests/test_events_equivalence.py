@@ -2,8 +2,8 @@
 ../shared/data for both option sets (the published code's and the paper text's; the text's
 Avazu options as an avazu.variants entry of the published section),
 
-* the published MovieLens and Avazu tables (results/movielens/..., results/avazu/... and an
-  avazu.variants folder) equal the values recomputed by the real-data implementation the
+* the published MovieLens and Avazu tables (results/movielens/..., results/avazu/... and its
+  avazu.variants folders) equal the values recomputed by the real-data implementation the
   pipeline ran before it moved onto the events code (tests/real_data_oracle.py, fed by the old
   readers build_movielens_data / build_avazu_histograms, which now live there too): Avazu bit
   for bit, MovieLens within 1e-12 (genres summed in another order);
