@@ -51,15 +51,24 @@ def entry(path, buckets, **changes):
     )
 
 
-GLOBAL = dict(activity_scope="global", rank_items_by="clicks", min_user_count=12, prior="pooled")
+# The global activity filter with a ranking by clicks and a pooled prior, and a seeded release
+# with a public table's prior: one attribute each (the default options' pair has two).
+GLOBAL = dict(
+    attributes=["country"],
+    activity_scope="global",
+    rank_items_by="clicks",
+    min_user_count=12,
+    prior="pooled",
+)
 PUBLIC = dict(
     path="data/public.parquet",
     user="user_id",
     item="item_id",
     count="n",
-    attributes=["country", "device"],
+    attributes=["country"],
 )
 RELEASE = dict(
+    attributes=["country"],
     prior=PUBLIC,
     top_items=None,
     min_user_count=0,
@@ -68,18 +77,21 @@ RELEASE = dict(
     release=True,
     release_seed=3,
 )
+# Each partitioned layout in buckets (fewer than its files) beside the one-job reference of
+# its options: a hive dataset, a CSV glob, a folder of parquet files; and a glob of parquet
+# files read whole by the one-job rules.
 ENTRIES = {
-    # the reference: one file, one histogram and one metrics job per attribute
+    # the references: one file, one histogram and one metrics job per attribute
     "one": entry("data/events.parquet", 1),
-    "folder": entry("data/parts", 3),
-    "glob-one-job": entry("data/parts/part-*.parquet", 1),  # the one-job rules read every file
-    "csv-glob": entry("data/csv/part-*.csv", 2),
-    "hive": entry("data/hive", 4),
+    "hive": entry("data/hive", 2),
     "global-one": entry("data/events.parquet", 1, **GLOBAL),
-    "global-parts": entry("data/parts", 2, **GLOBAL),
+    # the one-job rules read every file
+    "global-glob-one-job": entry("data/parts/part-*.parquet", 1, **GLOBAL),
+    "global-csv-glob": entry("data/csv/part-*.csv", 2, **GLOBAL),
     "release-one": entry("data/events.parquet", 1, **RELEASE),
-    "release-parts": entry("data/parts", 3, **RELEASE),
+    "release-parts": entry("data/parts", 2, **RELEASE),
 }
+PARTS = 3  # files of data/parts and data/csv (4000 rows by 1500), of data/hive (countries)
 
 
 @pytest.fixture(scope="module")
@@ -123,11 +135,9 @@ def results(wd, name):
 @pytest.mark.parametrize(
     ("name", "reference"),
     [
-        ("folder", "one"),
-        ("glob-one-job", "one"),
-        ("csv-glob", "one"),
         ("hive", "one"),
-        ("global-parts", "global-one"),
+        ("global-glob-one-job", "global-one"),
+        ("global-csv-glob", "global-one"),
         ("release-parts", "release-one"),
     ],
 )
@@ -159,16 +169,18 @@ def test_a_seeded_release_in_buckets_draws_what_the_one_job_draws(run):
 def test_one_split_job_per_file_and_one_histogram_job_per_bucket(run):
     wd, output, _ = run
     logs = wd / "logs"
-    for name, files, buckets in (("folder", 3, 3), ("csv-glob", 3, 2), ("hive", 3, 4)):
+    for name in ("global-csv-glob", "hive", "release-parts"):
+        files, buckets = PARTS, ENTRIES[name]["buckets"]
         assert len(list((logs / "events_split" / name).glob("part~*.log"))) == files
         histograms = list((logs / "events_bucket_histograms" / name).glob("bucket~*.log"))
         assert len(histograms) == buckets
         metrics = list((logs / "events_bucket_metrics" / name).glob("*/bucket~*.log"))
-        assert len(metrics) == 2 * buckets  # per attribute and bucket
+        # per attribute and bucket
+        assert len(metrics) == len(ENTRIES[name]["attributes"]) * buckets
         assert not (logs / "events_histograms" / name).exists()
     # the activity filter first: each bucket sums its kept users' ranking
-    assert len(list((logs / "events_bucket_ranks" / "global-parts").glob("*.log"))) == 2
-    assert not (logs / "events_bucket_ranks" / "folder").exists()
+    assert len(list((logs / "events_bucket_ranks" / "global-csv-glob").glob("*.log"))) == 2
+    assert not (logs / "events_bucket_ranks" / "hive").exists()
     assert len(list((logs / "events_histograms" / "one").glob("*.log"))) == 2
     # the split rows are temporary
     assert not list((wd / "results/events").glob("*/work/split/*"))

@@ -1,8 +1,9 @@
 """MovieLens and Avazu as configurations of the events stage: in one Snakemake run on
-../shared/data per option set,
+../shared/data for both option sets (the published code's and the paper text's; the text's
+Avazu options as an avazu.variants entry of the published section),
 
-* the published MovieLens and Avazu tables (results/movielens/..., results/avazu/... and an
-  avazu.variants folder) equal the values recomputed by the real-data implementation the
+* the published MovieLens and Avazu tables (results/movielens/..., results/avazu/... and its
+  avazu.variants folders) equal the values recomputed by the real-data implementation the
   pipeline ran before it moved onto the events code (tests/real_data_oracle.py, fed by the old
   readers build_movielens_data / build_avazu_histograms, which now live there too): Avazu bit
   for bit, MovieLens within 1e-12 (genres summed in another order);
@@ -22,7 +23,7 @@ from _workflow import SHARED_DATA, copy_workflow, snakemake, write_config
 
 from ldpsample.datasets.download import locate_dataset_files
 from ldpsample.experiments.movielens.tables import movielens_events
-from ldpsample.pipeline.config_check import AVAZU_VARIANT_KEYS
+from ldpsample.pipeline.config_check import AVAZU_VARIANT_KEYS, avazu_variant_name
 
 pytestmark = [
     pytest.mark.workflow,
@@ -35,7 +36,7 @@ pytestmark = [
 
 OFF = {k: False for k in ("synthetic", "theory", "wpm_ring", "wpm_movielens", "wpm_gowalla")}
 ML_EPSILONS = [2, 5]
-AVAZU_ATTRIBUTES = ["C1", "C14", "C15", "C16", "C17", "C18", "C19", "C20", "C21"]
+AVAZU_ATTRIBUTES = ["C1", "C21"]  # one attribute with few subcategories, one with many
 AVAZU_EPSILONS = [4, 8]
 PLACEHOLDER = "a99f214a"
 
@@ -119,29 +120,52 @@ AVAZU_VARIANTS = {
     ),
 }
 ML_VARIANTS = {"published": ("count", "ml-100k"), "text": ("rating", "ml-1m")}
-# avazu.variants of each option set: a second run with another threshold in its own folder
-AVAZU_EXTRA = {"published": [{"min_users": 5}], "text": []}
+# The avazu section holds the published options; the text's options are an avazu.variants
+# entry (every key that differs), beside a second published run with another threshold.
+AVAZU_TEXT = {
+    k: v for k, v in AVAZU_VARIANTS["text"].items() if v != AVAZU_VARIANTS["published"][k]
+}
+PUBLISHED_EXTRA = {"min_users": 5}
+# each option set's avazu runs: results folder -> overrides of the option set (its own run first)
+AVAZU_RUNS = {
+    "published": {
+        "results/avazu": {},
+        f"results/avazu/{avazu_variant_name(PUBLISHED_EXTRA)}": PUBLISHED_EXTRA,
+    },
+    "text": {f"results/avazu/{avazu_variant_name(AVAZU_TEXT)}": {}},
+}
+AVAZU_OUTPUTS = ("max_tv.csv", "max_tv.parquet", "summary.csv", "subcategories.csv", "audit.csv")
 
 
-@pytest.fixture(scope="module", params=sorted(AVAZU_VARIANTS))
-def both(request, tmp_path_factory):
-    """One run with the current MovieLens/Avazu stages and their events configurations."""
-    variant = request.param
-    wd = copy_workflow(tmp_path_factory.mktemp(f"equivalence-{variant}") / "wf")
+def movielens_folder(variant: str) -> str:
+    weight, prior_source = ML_VARIANTS[variant]
+    return f"results/movielens/prior~{prior_source}_weight~{weight}"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """One run of the MovieLens stage (both option sets' folders), the Avazu stage (the
+    published options in the section, the text's as a variant) and their events
+    configurations (one entry per stage and option set); only the files the tests read."""
+    wd = copy_workflow(tmp_path_factory.mktemp("equivalence") / "wf")
     (wd / "data").mkdir()
     ml1m, ml100k, _ = movielens_events(
         locate_dataset_files(SHARED_DATA, "ml-1m"), locate_dataset_files(SHARED_DATA, "ml-100k")
     )
     ml1m.write_parquet(wd / "data/ml1m_events.parquet")
     ml100k.write_parquet(wd / "data/ml100k_events.parquet")
-    weight, prior_source = ML_VARIANTS[variant]
+    weight, prior_source = ML_VARIANTS["published"]
     avazu = {
         "source": "kaggle",
         "attributes": AVAZU_ATTRIBUTES,
         "epsilons": AVAZU_EPSILONS,
-        **AVAZU_VARIANTS[variant],
-        "variants": AVAZU_EXTRA[variant],
+        **AVAZU_VARIANTS["published"],
+        "variants": [PUBLISHED_EXTRA, AVAZU_TEXT],
     }
+    events = {}
+    for variant in sorted(AVAZU_VARIANTS):
+        events[f"movielens-{variant}"] = movielens_entry(*ML_VARIANTS[variant])
+        events[f"avazu-{variant}"] = avazu_entry({**avazu, **AVAZU_VARIANTS[variant]})
     config = write_config(
         wd,
         "both",
@@ -150,14 +174,30 @@ def both(request, tmp_path_factory):
             "experiments": {**OFF, "movielens": True, "avazu": True},
             "movielens": {"weight": weight, "prior_source": prior_source, "epsilons": ML_EPSILONS},
             "avazu": avazu,
-            "events": {
-                "movielens": movielens_entry(weight, prior_source),
-                "avazu": avazu_entry(avazu),
-            },
+            "events": events,
         },
     )
-    snakemake(wd, "-c2", "--configfile", config)
-    return wd, f"results/movielens/prior~{prior_source}_weight~{weight}", variant
+    targets = [
+        f"{movielens_folder(variant)}/{table}.csv"
+        for variant in ML_VARIANTS
+        for table in ("max_tv", "max_kl", "summary")
+    ]
+    for folder in (folder for runs in AVAZU_RUNS.values() for folder in runs):
+        targets += [f"{folder}/{name}" for name in AVAZU_OUTPUTS]
+        targets += [f"{folder}/figures/attribute~{a}.png" for a in AVAZU_ATTRIBUTES]
+    targets += [
+        f"results/events/{name}/{table}.csv"
+        for name in events
+        for table in ("max_tv", "max_kl", "summary", "subcategories")
+    ]
+    snakemake(wd, "-c2", *targets, "--configfile", config)
+    return wd
+
+
+@pytest.fixture(params=sorted(AVAZU_VARIANTS))
+def both(request, run):
+    """The shared run, seen from one option set: the project, its MovieLens folder, its name."""
+    return run, movielens_folder(request.param), request.param
 
 
 def _read(path, **overrides):
@@ -165,14 +205,15 @@ def _read(path, **overrides):
 
 
 def test_movielens_events_reproduce_the_movielens_stage(both):
-    wd, folder, _ = both
+    wd, folder, variant = both
+    events = wd / f"results/events/movielens-{variant}"
     for table, value, methods in (
         ("max_tv", "max_tv", {"minimax": "minimax", "mollifier_tv": "mollifier_tv"}),
         ("max_kl", "max_kl", {"minimax": "minimax_kl", "mollifier_kl": "mollifier_kl"}),
     ):
         old = pl.read_csv(wd / folder / f"{table}.csv").sort("epsilon", "group", "method")
         new = (
-            _read(wd / f"results/events/movielens/{table}.csv")
+            _read(events / f"{table}.csv")
             .select(
                 "epsilon",
                 pl.col("subcategory").alias("group"),
@@ -190,7 +231,7 @@ def test_movielens_events_reproduce_the_movielens_stage(both):
         assert diff <= 1e-12, f"{table}: max |old - new| = {diff}"
     old = pl.read_csv(wd / folder / "summary.csv")
     new = (
-        pl.read_csv(wd / "results/events/movielens/summary.csv")
+        pl.read_csv(events / "summary.csv")
         .filter(pl.col("epsilon").is_null())  # the rows pooled over every attribute and ε
         .with_columns(
             pl.col("method").replace({"mollifier_tv": "mollifier", "mollifier_kl": "mollifier"})
@@ -202,23 +243,23 @@ def test_movielens_events_reproduce_the_movielens_stage(both):
 
 
 def test_avazu_events_reproduce_the_avazu_stage_exactly(both):
-    wd, _, _ = both
-    old = pl.read_csv(wd / "results/avazu/max_tv.csv").with_columns(
-        pl.col("subcategory").cast(pl.String)
-    )
-    new = _read(wd / "results/events/avazu/max_tv.csv")
+    wd, _, variant = both
+    own = next(iter(AVAZU_RUNS[variant]))
+    stage, events = wd / own, wd / f"results/events/avazu-{variant}"
+    old = pl.read_csv(stage / "max_tv.csv").with_columns(pl.col("subcategory").cast(pl.String))
+    new = _read(events / "max_tv.csv")
     assert old.height > 0
     key = ["epsilon", "attribute", "subcategory", "method"]
     assert old.sort(key).equals(new.select(old.columns).sort(key))  # bit for bit
-    old_summary = pl.read_csv(wd / "results/avazu/summary.csv")
-    new_summary = pl.read_csv(wd / "results/events/avazu/summary.csv").with_columns(
+    old_summary = pl.read_csv(stage / "summary.csv")
+    new_summary = pl.read_csv(events / "summary.csv").with_columns(
         pl.col("method").replace({"mollifier_tv": "mollifier"})
     )
     pooled = new_summary.filter((pl.col("divergence") == "tv") & pl.col("epsilon").is_null())
     assert old_summary.equals(pooled.select(old_summary.columns))
-    counts = pl.read_csv(wd / "results/avazu/subcategories.csv")
+    counts = pl.read_csv(stage / "subcategories.csv")
     subcategories = (
-        pl.read_csv(wd / "results/events/avazu/subcategories.csv")
+        pl.read_csv(events / "subcategories.csv")
         .group_by("attribute")
         .agg(pl.len().alias("subcategories"), (pl.col("status") == "kept").sum().alias("kept"))
     )
@@ -233,10 +274,7 @@ def test_avazu_tables_equal_the_old_implementation(both):
     wd, _, variant = both
     parquet = wd / "results/avazu/cache/kaggle/train.parquet"
     section = AVAZU_VARIANTS[variant]
-    runs = {"results/avazu": section}
-    for extra in AVAZU_EXTRA[variant]:
-        name = "_".join(f"{k}~{v}" for k, v in sorted(extra.items()))
-        runs[f"results/avazu/{name}"] = {**section, **extra}
+    runs = {folder: {**section, **extra} for folder, extra in AVAZU_RUNS[variant].items()}
     for folder, filters in runs.items():
         options = {k: filters[k] for k in AVAZU_VARIANT_KEYS}
         parts, counts = [], []

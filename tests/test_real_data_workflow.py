@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import re
 from collections import Counter, defaultdict
 
 import numpy as np
@@ -210,6 +211,29 @@ def synthetic_run(tmp_path_factory):
     )
     snakemake(workdir, "--cores", "2", "--configfile", config)
     return workdir
+
+
+@pytest.fixture(scope="module")
+def fresh_copy(tmp_path_factory):
+    """A copy of the project that only dry runs use (each with its own config file)."""
+    return copy_workflow(tmp_path_factory.mktemp("real_data_fresh"))
+
+
+def dry_run(workdir, *args: str) -> tuple[dict[str, int], str]:
+    """One dry run: the jobs it plans, by rule (tests/_workflow.planned_jobs's reading of
+    Snakemake's "Job stats" table), and its whole output."""
+    proc = snakemake(workdir, "--dry-run", *args)
+    text = proc.stdout + proc.stderr
+    if "Nothing to be done" in text:
+        return {}, text
+    jobs = {}
+    for line in text.split("Job stats:", 1)[1].splitlines()[3:]:
+        match = re.match(r"^(\S+)\s+(\d+)$", line.strip())
+        if not match:
+            break
+        if match.group(1) != "total":
+            jobs[match.group(1)] = int(match.group(2))
+    return jobs, text
 
 
 # --------------------------------------------------------------------------------------------
@@ -459,10 +483,9 @@ def test_malformed_avazu_file_fails_naming_file_and_line(tmp_path):
     assert not (workdir / "results/avazu/cache/kaggle/train.parquet").exists()
 
 
-def test_paper_config_builds_a_dag_on_the_shared_data(tmp_path):
-    workdir = copy_workflow(tmp_path)
+def test_paper_config_builds_a_dag_on_the_shared_data(fresh_copy):
     jobs = planned_jobs(
-        workdir, "--configfile", "config/paper.yaml", "--config", f"data_dir={SHARED_DATA}"
+        fresh_copy, "--configfile", "config/paper.yaml", "--config", f"data_dir={SHARED_DATA}"
     )
     # one data job (events tables); per prior one histogram and one metrics job (every ε)
     assert jobs["movielens_data"] == 1 and jobs["movielens_metrics"] == 2
@@ -483,11 +506,11 @@ def test_paper_config_builds_a_dag_on_the_shared_data(tmp_path):
         ([{"min_users": 1000}, {"min_users": 1000}], "repeats the variant"),
     ],
 )
-def test_bad_avazu_variants_name_the_key(tmp_path, variants, message):
-    workdir = copy_workflow(tmp_path / "wf")
+def test_bad_avazu_variants_name_the_key(fresh_copy, variants, message):
+    workdir = fresh_copy
     config = write_config(
         workdir,
-        "variants",
+        "bad_variants",
         {
             "data_dir": str(SHARED_DATA),
             "experiments": {**OTHERS_OFF, "movielens": False, "avazu": True},
@@ -499,9 +522,9 @@ def test_bad_avazu_variants_name_the_key(tmp_path, variants, message):
     assert "avazu.variants[" in proc.stdout + proc.stderr and message in proc.stdout + proc.stderr
 
 
-def test_avazu_variant_folders_are_planned(tmp_path):
+def test_avazu_variant_folders_are_planned(fresh_copy):
     """avazu.variants: one more folder per entry (keys sorted), the conversion shared."""
-    workdir = copy_workflow(tmp_path / "wf")
+    workdir = fresh_copy
     config = write_config(
         workdir,
         "variants",
@@ -515,10 +538,8 @@ def test_avazu_variant_folders_are_planned(tmp_path):
             },
         },
     )
-    jobs = planned_jobs(workdir, "--configfile", config)
+    jobs, text = dry_run(workdir, "--configfile", config)
     assert jobs["avazu_convert"] == 1 and jobs["avazu_aggregate"] == 3
     assert jobs["avazu_histograms"] == jobs["avazu_metrics"] == 3 * len(AVAZU_ATTRIBUTES)
-    proc = snakemake(workdir, "--dry-run", "--configfile", config)
-    text = proc.stdout + proc.stderr
     for folder in ("avazu", "avazu/min_users~1000", "avazu/min_rows~2_min_users~5"):
         assert f"results/{folder}/max_tv.csv" in text, folder
