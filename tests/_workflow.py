@@ -103,21 +103,26 @@ def snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 12
     return proc
 
 
-def planned_jobs(workdir: Path, *args: str) -> dict[str, int]:
-    """Jobs a dry run would execute, by rule (from Snakemake's "Job stats" table)."""
+def dry_run(workdir: Path, *args: str) -> tuple[dict[str, int], str]:
+    """One dry run: the jobs it would execute, by rule (from Snakemake's "Job stats" table),
+    and its whole console output."""
     proc = snakemake(workdir, "--dry-run", *args)
     text = proc.stdout + proc.stderr
     if "Nothing to be done" in text:
-        return {}
-    table = text.split("Job stats:", 1)[1]
+        return {}, text
     jobs = {}
-    for line in table.splitlines()[3:]:
+    for line in text.split("Job stats:", 1)[1].splitlines()[3:]:
         match = re.match(r"^(\S+)\s+(\d+)$", line.strip())
         if not match:
             break
         if match.group(1) != "total":
             jobs[match.group(1)] = int(match.group(2))
-    return jobs
+    return jobs, text
+
+
+def planned_jobs(workdir: Path, *args: str) -> dict[str, int]:
+    """Jobs a dry run would execute, by rule (:func:`dry_run`)."""
+    return dry_run(workdir, *args)[0]
 
 
 def write_config(workdir: Path, name: str, changes: dict) -> str:

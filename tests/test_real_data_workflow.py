@@ -10,13 +10,20 @@ from __future__ import annotations
 import csv
 import gzip
 import json
-import re
 from collections import Counter, defaultdict
 
 import numpy as np
 import polars as pl
 import pytest
-from _workflow import ROOT, SHARED_DATA, copy_workflow, planned_jobs, snakemake, write_config
+from _workflow import (
+    ROOT,
+    SHARED_DATA,
+    copy_workflow,
+    dry_run,
+    planned_jobs,
+    snakemake,
+    write_config,
+)
 from oracle import oracle_kernel
 from scipy.special import rel_entr
 
@@ -217,23 +224,6 @@ def synthetic_run(tmp_path_factory):
 def fresh_copy(tmp_path_factory):
     """A copy of the project that only dry runs use (each with its own config file)."""
     return copy_workflow(tmp_path_factory.mktemp("real_data_fresh"))
-
-
-def dry_run(workdir, *args: str) -> tuple[dict[str, int], str]:
-    """One dry run: the jobs it plans, by rule (tests/_workflow.planned_jobs's reading of
-    Snakemake's "Job stats" table), and its whole output."""
-    proc = snakemake(workdir, "--dry-run", *args)
-    text = proc.stdout + proc.stderr
-    if "Nothing to be done" in text:
-        return {}, text
-    jobs = {}
-    for line in text.split("Job stats:", 1)[1].splitlines()[3:]:
-        match = re.match(r"^(\S+)\s+(\d+)$", line.strip())
-        if not match:
-            break
-        if match.group(1) != "total":
-            jobs[match.group(1)] = int(match.group(2))
-    return jobs, text
 
 
 # --------------------------------------------------------------------------------------------
