@@ -11,7 +11,9 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import shutil
 import stat
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from _workflow import (
     snakemake,
     write_config,
 )
+from http_server import LocalHTTPServer
 
 pytestmark = [
     pytest.mark.workflow,
@@ -101,18 +104,43 @@ def _files(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
 
 
-def test_fresh_clone_downloads_verifies_unpacks_and_runs_movielens(
-    tmp_path, http_server, official_zips
-):
-    # ml-1m's first transfer is cut mid-file: the rule retries and never keeps the half.
-    workdir, args = _setup(tmp_path, http_server, official_zips, **{"ml-1m": {"drop": 1}})
-    proc = snakemake(workdir, *args)
+@pytest.fixture(scope="module")
+def served_run(tmp_path_factory, official_zips):
+    """A fresh clone's `snakemake --cores 2` with the default data_dir (resources/, empty but
+    for its README) and MovieLens on: ml-1m's first transfer is cut mid-file. Returns the
+    copy, the command's arguments, the run and the server (stopped after the module's tests)."""
+    server = LocalHTTPServer().start()
+    try:
+        workdir = copy_workflow(tmp_path_factory.mktemp("served") / "clone")
+        downloads = {
+            name: {
+                "url": server.add(f"/mirror/{name}.zip", data, drop=int(name == "ml-1m")),
+                "md5": _md5(data),
+            }
+            for name, data in official_zips.items()
+        }
+        downloads["gowalla"] = {"url": server.url("/gowalla.txt.gz"), "sha256": None}
+        experiments = {**ONLY_MOVIELENS["experiments"], "wpm_movielens": "auto"}
+        overlay = write_config(
+            workdir,
+            "served",
+            {**ONLY_MOVIELENS, "experiments": experiments, "downloads": downloads},
+        )
+        args = ["--cores", "2", "--configfile", overlay]
+        proc = snakemake(workdir, *args)
+        yield workdir, args, proc, server
+    finally:
+        server.stop()
+
+
+def test_fresh_clone_downloads_verifies_unpacks_and_runs_movielens(served_run):
+    workdir, _, proc, server = served_run
     # the retry is reported as it happens, with its reason, on the console and in the log
-    retry = f"download of {http_server.url('/mirror/ml-1m.zip')}: attempt 1 of 3 failed ("
+    retry = f"download of {server.url('/mirror/ml-1m.zip')}: attempt 1 of 3 failed ("
     assert f"download_dataset ml-1m: {retry}" in proc.stderr, proc.stderr[-3000:]
     assert "IncompleteRead" in proc.stderr.split(retry, 1)[1].splitlines()[0]
     assert retry in (workdir / "logs" / "download_dataset" / "ml-1m.log").read_text()
-    assert sorted(http_server.requests) == [
+    assert sorted(server.requests) == [
         "/mirror/ml-100k.zip",
         "/mirror/ml-1m.zip",
         "/mirror/ml-1m.zip",
@@ -140,34 +168,18 @@ def test_fresh_clone_downloads_verifies_unpacks_and_runs_movielens(
     groups = sorted({line.split(",")[1] for line in max_tv[1:]})
     assert groups == ["0-24", "25-34", "35-44", "45-49", "50-54", "55+"]
     assert len(max_tv) == 1 + len(groups) * 2
-    # Second run: nothing to do, no request.
-    again = snakemake(workdir, *args, "--dry-run")
-    assert "Nothing to be done" in again.stdout + again.stderr
-    assert len(http_server.requests) == 3
 
 
-def test_the_same_command_twice_leaves_the_second_nothing_to_do(
-    tmp_path, http_server, official_zips
-):
+def test_the_same_command_twice_leaves_the_second_nothing_to_do(served_run, tmp_path):
     """With the default data_dir (resources/), a run with MovieLens on downloads ML-100K there.
     The identical second command must not find it as data placed in data_dir and switch on
-    wpm_movielens ("auto"): it has nothing to do and leaves results/reproduction.csv as it was.
-    A copy placed in resources/ by hand (no download.done) does switch "auto" on."""
-    workdir = copy_workflow(tmp_path / "clone")
-    downloads = {
-        name: {"url": http_server.add(f"/mirror/{name}.zip", data), "md5": _md5(data)}
-        for name, data in official_zips.items()
-    }
-    downloads["gowalla"] = {"url": http_server.url("/gowalla.txt.gz"), "sha256": None}
-    experiments = {**ONLY_MOVIELENS["experiments"], "wpm_movielens": "auto"}
-    overlay = write_config(
-        workdir, "twice", {**ONLY_MOVIELENS, "experiments": experiments, "downloads": downloads}
-    )
-    args = ["--cores", "2", "--configfile", overlay]
-    snakemake(workdir, *args)
+    wpm_movielens ("auto"): it has nothing to do, makes no request and leaves
+    results/reproduction.csv as it was. A copy placed in resources/ by hand (no download.done)
+    does switch "auto" on (in a copy of the project: the run is shared)."""
+    workdir, args, _, server = served_run
     table = (workdir / "results" / "reproduction.csv").read_bytes()
     assert (workdir / "resources" / "ml-100k" / "u.data").is_file()
-    again = snakemake(workdir, *args, "--dry-run")
+    again = snakemake(workdir, *args)
     text = again.stdout + again.stderr
     assert "Nothing to be done" in text, text[-3000:]
     off = [line for line in text.splitlines() if "experiments on auto that are off" in line]
@@ -175,15 +187,22 @@ def test_the_same_command_twice_leaves_the_second_nothing_to_do(
         "wpm_movielens (resources/ml-100k/download.done marks the pipeline's own download, not "
         "data placed in data_dir: set experiments.wpm_movielens: true to use it)"
     ) in off[0]
-    snakemake(workdir, *args)
     assert (workdir / "results" / "reproduction.csv").read_bytes() == table
-    assert sorted(http_server.requests) == ["/mirror/ml-100k.zip", "/mirror/ml-1m.zip"]
+    assert sorted(server.requests) == [
+        "/mirror/ml-100k.zip",
+        "/mirror/ml-1m.zip",
+        "/mirror/ml-1m.zip",
+    ]
     # the same files without the marker: placed by hand, so "auto" runs wpm_movielens
-    (workdir / "resources" / "ml-100k" / "download.done").unlink()
-    assert "wpm_movielens_part" in planned_jobs(workdir, *args)
+    copy = tmp_path / "copy"
+    shutil.copytree(workdir, copy, symlinks=True)
+    (copy / "resources" / "ml-100k" / "download.done").unlink()
+    assert "wpm_movielens_part" in planned_jobs(copy, *args)
 
 
-def _fails(workdir: Path, args: list[str]) -> str:
+def _fails(workdir: Path, args: list[str]) -> tuple[subprocess.CompletedProcess, str]:
+    """Run and check that the run failed and kept nothing in resources/ or results/; return
+    the run and its text (the download logs, then the console)."""
     proc = snakemake(workdir, *args, check=False)
     assert proc.returncode != 0, proc.stdout + proc.stderr
     logs = workdir / "logs" / "download_dataset"
@@ -191,53 +210,73 @@ def _fails(workdir: Path, args: list[str]) -> str:
     assert not (workdir / "results").exists() or _files(workdir / "results") == []
     resources = workdir / "resources"
     assert _files(resources) == ["README.md"] or _files(resources) == [], _files(resources)
-    return text + proc.stdout + proc.stderr
+    return proc, text + proc.stdout + proc.stderr
+
+
+WRONG_MD5 = "0" * 32
+
+
+def _failed_run(tmp_path: Path, official_zips: dict[str, bytes], **faults):
+    """One failing run with a fault per dataset (both downloads start at once on 2 cores and
+    the run ends after both): the served URLs, the run and its text."""
+    server = LocalHTTPServer().start()
+    try:
+        workdir, args = _setup(tmp_path, server, official_zips, **faults)
+        proc, text = _fails(workdir, args)
+        urls = {name: server.url(f"/mirror/{name}.zip") for name in official_zips}
+        return urls, proc, text
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def checksum_and_member_faults(tmp_path_factory, official_zips):
+    """ml-100k served with a wrong md5 in the config, ml-1m as a zip that lacks users.dat."""
+    tmp_path = tmp_path_factory.mktemp("checksum_and_member")
+    with zipfile.ZipFile(tmp_path / "ml-1m.zip", "w") as zf:
+        zf.writestr("ml-1m/ratings.dat", b"1::1::5::978300760\n")
+        zf.writestr("ml-1m/movies.dat", b"1::Toy Story (1995)::Animation\n")
+    bad = (tmp_path / "ml-1m.zip").read_bytes()
+    faults = {"ml-100k": {"md5": WRONG_MD5}, "ml-1m": {"data": bad, "md5": _md5(bad)}}
+    return _failed_run(tmp_path, official_zips, **faults)
+
+
+@pytest.fixture(scope="module")
+def missing_and_dropped_faults(tmp_path_factory, official_zips):
+    """ml-100k not served (404), ml-1m's connection dropped on every attempt."""
+    tmp_path = tmp_path_factory.mktemp("missing_and_dropped")
+    faults = {"ml-100k": {"serve": False}, "ml-1m": {"drop": -1}}
+    return _failed_run(tmp_path, official_zips, **faults)
 
 
 def test_wrong_checksum_names_url_and_both_hashes_and_keeps_nothing(
-    tmp_path, http_server, official_zips
+    checksum_and_member_faults, official_zips
 ):
-    wrong = "0" * 32
-    faults = {"ml-100k": {"md5": wrong}, "ml-1m": {"md5": wrong}}
-    workdir, args = _setup(tmp_path, http_server, official_zips, **faults)
-    text = _fails(workdir, args)
-    url = http_server.url("/mirror/ml-100k.zip")
-    assert f"checksum mismatch for {url}: expected md5 {wrong}, got " in text
+    urls, _, text = checksum_and_member_faults
+    assert f"checksum mismatch for {urls['ml-100k']}: expected md5 {WRONG_MD5}, got " in text
     assert _md5(official_zips["ml-100k"]) in text
 
 
-def test_404_names_the_url(tmp_path, http_server, official_zips):
-    faults = {"ml-100k": {"serve": False}, "ml-1m": {"serve": False}}
-    workdir, args = _setup(tmp_path, http_server, official_zips, **faults)
-    text = _fails(workdir, args)
-    assert f"downloading {http_server.url('/mirror/ml-100k.zip')} failed: HTTP 404" in text
+def test_zip_lacking_a_member_names_it(checksum_and_member_faults):
+    _, _, text = checksum_and_member_faults
+    assert "the archive lacks ml-1m/users.dat" in text
 
 
-def test_connection_dropped_on_every_attempt_is_a_clear_error(tmp_path, http_server, official_zips):
-    faults = {"ml-100k": {"drop": -1}, "ml-1m": {"drop": -1}}
-    workdir, args = _setup(tmp_path, http_server, official_zips, **faults)
-    url = http_server.url("/mirror/ml-1m.zip")
-    proc = snakemake(workdir, "resources/ml-1m/download.done", *args, check=False)
-    assert proc.returncode != 0
+def test_404_names_the_url(missing_and_dropped_faults):
+    urls, _, text = missing_and_dropped_faults
+    assert f"downloading {urls['ml-100k']} failed: HTTP 404" in text
+
+
+def test_connection_dropped_on_every_attempt_is_a_clear_error(missing_and_dropped_faults):
+    urls, proc, text = missing_and_dropped_faults
+    url = urls["ml-1m"]
     # each retry on the console as it happens, then the cause at the end of the run
     for attempt, wait in ((1, 1), (2, 2)):
         assert f"download of {url}: attempt {attempt} of 3 failed (" in proc.stderr
         assert f"; retrying in {wait} s" in proc.stderr
     causes = proc.stderr.split("Why the failed job(s) failed", 1)[1]
     assert f"DownloadError: downloading {url} failed after 3 attempts" in causes
-    text = _fails(workdir, args)
     assert f"downloading {url} failed after 3 attempts" in text
-
-
-def test_zip_lacking_a_member_names_it(tmp_path, http_server, official_zips):
-    with zipfile.ZipFile(tmp_path / "ml-1m.zip", "w") as zf:
-        zf.writestr("ml-1m/ratings.dat", b"1::1::5::978300760\n")
-        zf.writestr("ml-1m/movies.dat", b"1::Toy Story (1995)::Animation\n")
-    bad = (tmp_path / "ml-1m.zip").read_bytes()
-    faults = {"ml-1m": {"data": bad, "md5": _md5(bad)}, "ml-100k": {"serve": False}}
-    workdir, args = _setup(tmp_path, http_server, official_zips, **faults)
-    text = _fails(workdir, args)
-    assert "the archive lacks ml-1m/users.dat" in text
 
 
 @requires_shared_data("gowalla")

@@ -1,22 +1,20 @@
 """The WPM on the sphere S^{d-1} (Appendix H of the WPM paper): the closed form against direct
 quadrature, the exact LP on grids of S¹ and S², an exact sampler, the privacy bound from both
-sides, monotonicity, and the Snakemake stage on a fresh copy of the project."""
+sides and monotonicity (the Snakemake stage: tests/test_wpm_workflow.py's run of the WPM stages)."""
 
 from __future__ import annotations
 
 import itertools
 import math
-import struct
 
 import numpy as np
 import polars as pl
 import pytest
-from _workflow import OTHERS_OFF, copy_workflow, snakemake, write_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from ldpsample.experiments.wpm_sphere import sphere_grid, sphere_lp_convergence, sphere_scales
+from ldpsample.experiments.wpm_sphere import sphere_grid, sphere_lp_convergence
 from ldpsample.wasserstein.sphere import (
     SphereWPM,
     sample_sphere_wpm,
@@ -210,31 +208,3 @@ def test_grids_have_unit_points():
         np.testing.assert_allclose(np.linalg.norm(grid, axis=1), 1.0)
     with pytest.raises(ValueError, match="d must be 2"):
         sphere_grid(4, 10)
-
-
-@pytest.mark.workflow
-def test_sphere_stage_through_snakemake(tmp_path):
-    """The wpm_sphere stage on a fresh copy of the project with a small config: its tables
-    hold the closed form for every (d, ε) and the grid comparison converges; the figure is a PNG."""
-    workdir = copy_workflow(tmp_path)
-    sphere = {
-        "dims": [2, 3],
-        "epsilons": [0.5, 2],
-        "r": 1.0,
-        "grid_epsilons": [1],
-        "grid_sizes": {"s1": [16, 64], "s2": [25, 50]},
-    }
-    config = write_config(workdir, "sphere", {**OTHERS_OFF, "wpm": {"sphere": sphere}})
-    snakemake(workdir, "results/wpm_sphere/sphere.png", "--cores", "2", "--configfile", config)
-    scales = pl.read_parquet(workdir / "results/wpm_sphere/scales.parquet")
-    expected = sphere_scales(dims=[2, 3], epsilons=[0.5, 2], r=1.0)
-    assert scales.equals(expected)
-    conv = pl.read_parquet(workdir / "results/wpm_sphere/convergence.parquet")
-    assert conv.select("d", "n").rows() == [(2, 16), (2, 64), (3, 25), (3, 50)]
-    for d in (2, 3):
-        errors = conv.filter(pl.col("d") == d).sort("n")["cost_error"].to_list()
-        assert errors[1] < errors[0]
-    png = (workdir / "results/wpm_sphere/sphere.png").read_bytes()
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = struct.unpack(">II", png[16:24])
-    assert width / height < 3.5  # readable at report width, as every figure

@@ -1,11 +1,12 @@
 """The WPM stages through Snakemake, in a temporary copy of the project, on the real
 data in ../shared/data with a small config: table contents, figures, per-ε scale-out, the
-"auto" toggles and the Gowalla source option."""
+"auto" toggles and the Gowalla source option; the sphere stage's tables and figure."""
 
 from __future__ import annotations
 
 import itertools
 import math
+import struct
 
 import numpy as np
 import polars as pl
@@ -20,6 +21,8 @@ from _workflow import (
     snakemake,
     write_config,
 )
+
+from ldpsample.experiments.wpm_sphere import sphere_scales
 
 pytestmark = pytest.mark.workflow
 
@@ -61,6 +64,13 @@ GOWALLA = {
     "repeats": 5,
     "map_epsilons": [2],
 }
+SPHERE = {
+    "dims": [2, 3],
+    "epsilons": [0.5, 2],
+    "r": 1.0,
+    "grid_epsilons": [1],
+    "grid_sizes": {"s1": [16, 64], "s2": [25, 50]},
+}
 
 
 def only(**toggles: bool | str) -> dict[str, bool | str]:
@@ -72,13 +82,14 @@ def only(**toggles: bool | str) -> dict[str, bool | str]:
 
 SMALL = {
     "experiments": only(wpm_ring=True, wpm_movielens=True, wpm_gowalla=True),
-    "wpm": {"ring": RING, "movielens": MOVIELENS, "gowalla": GOWALLA},
+    "wpm": {"ring": RING, "movielens": MOVIELENS, "gowalla": GOWALLA, "sphere": SPHERE},
 }
 
 
 @pytest.fixture(scope="module")
 def wpm_run(tmp_path_factory):
-    """The three WPM stages, and nothing else, on the small config with data_dir = shared data."""
+    """The WPM stages (ring, MovieLens, Gowalla and the sphere), and nothing else, on the small
+    config with data_dir = shared data."""
     need_shared_data(*WPM_DATA)
     workdir = copy_workflow(tmp_path_factory.mktemp("wpm_run"))
     config = write_config(workdir, "wpm_small", {**SMALL, "data_dir": str(SHARED_DATA)})
@@ -216,6 +227,24 @@ def test_gowalla_maps_are_distributions(wpm_run):
     assert set(sums["distribution"]) == {"true", "wpm", "kpm", "wpm_released", "kpm_released"}
     np.testing.assert_allclose(sums["probability"].to_numpy(), 1.0, atol=1e-9)
     assert maps.filter(pl.col("distribution") == "true").height == GOWALLA["grid_size"] ** 2
+
+
+def test_sphere_stage_through_snakemake(wpm_run):
+    """The wpm_sphere stage's tables hold the closed form for every (d, ε) and the grid
+    comparison converges; the figure is a PNG."""
+    workdir, _ = wpm_run
+    scales = pl.read_parquet(workdir / "results/wpm_sphere/scales.parquet")
+    expected = sphere_scales(dims=SPHERE["dims"], epsilons=SPHERE["epsilons"], r=SPHERE["r"])
+    assert scales.equals(expected)
+    conv = pl.read_parquet(workdir / "results/wpm_sphere/convergence.parquet")
+    assert conv.select("d", "n").rows() == [(2, 16), (2, 64), (3, 25), (3, 50)]
+    for d in (2, 3):
+        errors = conv.filter(pl.col("d") == d).sort("n")["cost_error"].to_list()
+        assert errors[1] < errors[0]
+    png = (workdir / "results/wpm_sphere/sphere.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", png[16:24])
+    assert width / height < 3.5  # readable at report width, as every figure
 
 
 def test_adding_an_epsilon_runs_only_the_new_jobs(wpm_run):
