@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import integrate, stats
+from scipy import integrate, special, stats
 
 from ldpsample.experiments.wpm_sphere import sphere_grid, sphere_lp_convergence
 from ldpsample.wasserstein.sphere import (
@@ -171,6 +171,32 @@ def test_sampler_is_reproducible_from_a_seed_and_checks_its_input():
 def test_bad_parameters_are_named(kwargs, error, match):
     with pytest.raises(error, match=match):
         sphere_wpm(**kwargs)
+
+
+def _h(s: float, a: float, r: float, growth: float) -> float:
+    """h(s) of docs/wasserstein.md ("WPM on the sphere", step 4), written out from the Beta laws:
+    M (1 + (e^ε - 1) I_s(a + r/2, a)) - (4 s)^(r/2) (1 + (e^ε - 1) I_s(a, a))."""
+    mean = 2.0**r * math.exp(special.betaln(a + r / 2, a) - special.betaln(a, a))
+    partial = special.betainc(a + r / 2, a, s)
+    return mean * (1 + growth * partial) - (4 * s) ** (r / 2) * (
+        1 + growth * special.betainc(a, a, s)
+    )
+
+
+@pytest.mark.parametrize(("d", "r"), [(2, 2.0), (3, 0.5), (3, 1.0), (4, 2.0), (6, 3.0)])
+def test_the_root_is_found_up_to_the_largest_epsilon_and_an_unreachable_one_is_named(d, r):
+    """At the config's largest ε (700) s* is far below 1e-50 and Brent's method needs hundreds
+    of steps: the returned s* is a sign change of h (positive just below, negative just above),
+    the radius is 2 sqrt(s*) > 0 and the scale lies in (e^-ε, 1). On the circle with r = 0.5
+    the root would fall below double precision's reach: a ValueError names ε."""
+    mechanism = sphere_wpm(d=d, epsilon=700.0, r=r)
+    s, a, growth = mechanism.threshold, (d - 1) / 2, math.expm1(700.0)
+    assert 0 < s < 1e-50
+    assert _h(s * (1 - 1e-9), a, r, growth) > 0 > _h(s * (1 + 1e-9), a, r, growth)
+    assert mechanism.radius == pytest.approx(2 * math.sqrt(s), rel=1e-15)
+    assert math.exp(-700.0) < mechanism.scale < 1
+    with pytest.raises(ValueError, match=r"^epsilon=600\.0 is too large .* S\^1 with r=0\.5"):
+        sphere_wpm(d=2, epsilon=600.0, r=0.5)
 
 
 @pytest.mark.slow

@@ -76,6 +76,12 @@ class SphereWPM:
         return math.exp(self.epsilon) * self.scale * self.cap_mass
 
 
+#: The smallest cap threshold ``s*`` solved for: below it the root leaves double precision.
+_SMALLEST_THRESHOLD = 1e-290
+#: Brent's iterations allowed: at ε = 700 the root needs up to about 1,800 (``d = 3``, ``r = 0.5``).
+_MAX_ITERATIONS = 4000
+
+
 def _check_order(r: object) -> float:
     if isinstance(r, bool) or not isinstance(r, int | float):
         raise TypeError(f"r must be a real number, got {r!r}")
@@ -118,7 +124,10 @@ def sphere_wpm(*, d: int, epsilon: float, r: float = 1.0) -> SphereWPM:
     Raises
     ------
     TypeError, ValueError
-        For a non-integer ``d`` or ``d < 2``, and ``ε`` or ``r`` outside ``(0, inf)``.
+        For a non-integer ``d`` or ``d < 2``, and ``ε`` or ``r`` outside ``(0, inf)``; and a
+        ``ValueError`` naming ``epsilon`` when ``s*`` lies below ``1e-290`` (on the circle,
+        ``d = 2``, from ε ≈ 502 with ``r = 0.5`` and ε ≈ 668 with ``r = 1``), where double
+        precision cannot hold it.
     """
     d = check_integer(d, name="d", minimum=2)
     eps = check_epsilon(epsilon, allow_zero=False)
@@ -126,8 +135,21 @@ def sphere_wpm(*, d: int, epsilon: float, r: float = 1.0) -> SphereWPM:
     a = (d - 1) / 2
     growth = math.expm1(eps)
     # _excess(0) = E g > 0 and _excess(1) = e^ε (E g - 2^r) < 0: one sign change (docs).
+    if _excess(_SMALLEST_THRESHOLD, a, order, growth) <= 0:
+        raise ValueError(
+            f"epsilon={eps!r} is too large for the WPM on S^{d - 1} with r={order!r}: its cap "
+            f"threshold s* = R*^2/4 is below {_SMALLEST_THRESHOLD:g}, out of double precision's "
+            "reach; use a smaller epsilon"
+        )
+    # Large ε puts s* near 0, where Brent's method bisects for up to ~1,800 steps.
     s = brentq(
-        _excess, 0.0, 1.0, args=(a, order, growth), xtol=1e-300, rtol=4 * np.finfo(float).eps
+        _excess,
+        0.0,
+        1.0,
+        args=(a, order, growth),
+        xtol=1e-300,
+        rtol=4 * np.finfo(float).eps,
+        maxiter=_MAX_ITERATIONS,
     )
     cap = float(betainc(a, a, s))
     scale = 1.0 / (1.0 + growth * cap)
