@@ -241,8 +241,22 @@ def test_nested_config_on_the_command_line_is_explained(tmp_path):
     assert "--configfile" in first
 
 
+def _planned_rules(console: str) -> list[str]:
+    """The rules of a dry run's "Job stats" table (the rule names before the total)."""
+    table = console.split("Job stats:", 1)[1].splitlines()[3:]
+    rules = []
+    for line in table:
+        match = re.match(r"^(\S+)\s+(\d+)$", line.strip())
+        if not match or match.group(1) == "total":
+            break
+        rules.append(match.group(1))
+    return rules
+
+
 @pytest.mark.workflow
-def test_auto_experiments_left_off_are_named_in_one_line(tmp_path):
+def test_auto_experiments_left_off_are_named_in_one_line_and_no_events_job_is_planned(tmp_path):
+    """The default config without the data: the experiments on auto that lack it are named in
+    one line, and its events: {} plans no events job (the others run)."""
     workdir = copy_workflow(tmp_path / "clone")
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -251,6 +265,9 @@ def test_auto_experiments_left_off_are_named_in_one_line(tmp_path):
     assert len(lines) == 1, proc.stdout + proc.stderr
     for name in ("movielens", "avazu", "wpm_movielens", "wpm_gowalla"):
         assert f"{name} (missing {empty}/" in lines[0]
+    rules = _planned_rules(proc.stdout + proc.stderr)
+    assert "synthetic_figure" in rules and "all" in rules, rules
+    assert not [rule for rule in rules if rule.startswith("events")], rules
 
 
 EVENTS_ENTRY = {
