@@ -403,7 +403,9 @@ def test_events_no_attributes_uniform_prior_and_disabled_entry(formats_run, othe
     wide = max_tv.pivot(on="method", index=["epsilon"], values="max_tv")
     assert np.allclose(wide["minimax"], wide["randomized_response"], atol=1e-12)
     assert not (base / "released").exists()
+    # the entry switched off beside formats_run's (default target): nothing of it ran
     assert not (workdir / "results/events/off").exists()
+    assert not list((workdir / "logs").glob("*/off*"))
 
 
 def test_events_audit_fails_on_a_non_private_kernel(tmp_path):
@@ -526,10 +528,9 @@ class OthersRun(NamedTuple):
 @pytest.fixture(scope="module")
 def others_run(workdir):
     """One --keep-going run of every entry outside formats_run: the CSV and gzipped CSV tables,
-    the one without attributes,
-    the one whose users are all excluded, the one whose public table has extra items, and
-    every bad input (their jobs fail, the others' do not); each entry's targets are the files
-    its test reads."""
+    the one without attributes, the one whose users are all excluded, the one whose public
+    table has extra items, and every bad input (their jobs fail, the others' do not); each
+    entry's targets are the files its test reads."""
     write_bad_inputs(workdir)
     users = small_events()["user_id"].unique().to_list()
     # a public table holding an item no kept user has
