@@ -1,7 +1,10 @@
 """Every config error stops the run before any job, and its first line names the key path and
 the bad value (``config error at synthetic.epsilons[0]: -1 must be > 0``). Through Snakemake on a
-fresh workflow copy for each kind of error; for every numeric key of the shipped configs (NaN,
-+inf and -inf, which JSON Schema's minimum lets through) through the same check function."""
+fresh workflow copy for a schema error and a cross-field error (the console's first line is the
+error's first line, nothing is run); every other kind of error through the Snakefile's own check
+(common.smk's two calls, on the config as Snakemake loads and merges it, from the workflow's
+folder); for every numeric key of the shipped configs (NaN, +inf and -inf, which JSON Schema's
+minimum lets through) through the same check function."""
 
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ import yaml
 from _workflow import ROOT, copy_workflow, snakemake, write_config
 from hypothesis import example, given
 from hypothesis import strategies as st
+from snakemake.common.configfile import load_configfile
+from snakemake.utils import update_config
 
 from ldpsample.pipeline.config_check import (
     EPSILON_FOLDER_PATTERN,
@@ -143,8 +148,18 @@ def _first_error_line(console: str) -> str:
     raise AssertionError(console)
 
 
+#: The CASES run through Snakemake's own start: an error of the schema and one of the
+#: cross-field checks (a path read from the working directory). The others go through
+#: _snakefile_check_error, the same check on the same config.
+THROUGH_SNAKEMAKE = ("synthetic.epsilons[0]: -1 must be > 0", "data_dir: 'no/such/folder' is")
+SNAKEMAKE_CASES = [case for case in CASES if case[1].startswith(THROUGH_SNAKEMAKE)]
+CHECK_CASES = [case for case in CASES if not case[1].startswith(THROUGH_SNAKEMAKE)]
+
+
 @pytest.mark.workflow
-@pytest.mark.parametrize(("changes", "expected"), CASES, ids=[c[1].split(":")[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("changes", "expected"), SNAKEMAKE_CASES, ids=[c[1].split(":")[0] for c in SNAKEMAKE_CASES]
+)
 def test_config_error_first_line_names_key_and_value(tmp_path, changes, expected):
     workdir = copy_workflow(tmp_path / "clone")
     overlay = write_config(workdir, "bad", changes)
@@ -152,6 +167,68 @@ def test_config_error_first_line_names_key_and_value(tmp_path, changes, expected
     assert proc.returncode != 0
     assert _first_error_line(proc.stdout).startswith(f"config error at {expected}")
     assert not (workdir / "results").exists() and not (workdir / "logs").exists()
+
+
+COMMON_SMK = ROOT / "workflow" / "rules" / "common.smk"
+#: What common.smk runs before anything reads the config (whitespace-normalised): the config
+#: check package loaded from this checkout's sources, its two checks, the error logged whole.
+SNAKEFILE_CHECK = (
+    'CONFIG_CHECK = load_library_module("ldpsample_config_check", "pipeline/config_check/")',
+    'DOWNLOAD_DIR = "resources"',
+    "CONFIG_CHECK.check_config( config, "
+    'Path(workflow.basedir) / "workflow/schemas/config.schema.yaml" ) '
+    "CONFIG_CHECK.check_consistency(config, download_dir=DOWNLOAD_DIR) "
+    "except CONFIG_CHECK.ConfigError as exc: logger.error(str(exc))",
+)
+
+
+def test_the_snakefile_checks_the_config_as_snakefile_check_error_does():
+    """_snakefile_check_error stands for Snakemake's start only while common.smk makes the same
+    calls: this fails when they change (then change both)."""
+    text = " ".join(COMMON_SMK.read_text().split())
+    for call in SNAKEFILE_CHECK:
+        assert call in text, call
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """A folder laid out as a workflow copy for the config check: config/config.yaml (overlays
+    are written beside it) and no ../shared/data, as for a fresh copy in a temporary folder."""
+    folder = tmp_path_factory.mktemp("config-check") / "clone"
+    (folder / "config").mkdir(parents=True)
+    (folder / "config" / "config.yaml").write_bytes((ROOT / "config" / "config.yaml").read_bytes())
+    return folder
+
+
+def _snakefile_check_error(workdir, overlay: str) -> str:
+    """The error that `snakemake --configfile <overlay>` logs first in ``workdir`` (the console's
+    first line is its first line): config/config.yaml then the overlay, each read and merged by
+    Snakemake's own functions as Workflow.configfile does, checked by common.smk's two calls
+    (SNAKEFILE_CHECK) from the workflow's folder."""
+    config: dict = {}
+    update_config(config, load_configfile(workdir / "config" / "config.yaml"))
+    update_config(config, load_configfile(workdir / overlay))
+    cwd = os.getcwd()
+    os.chdir(workdir)
+    try:
+        check_config(config, SCHEMA)
+        check_consistency(config, download_dir="resources")
+    except ConfigError as exc:
+        return str(exc)
+    finally:
+        os.chdir(cwd)
+    raise AssertionError(f"{overlay}: no config error")
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"), CHECK_CASES, ids=[c[1].split(":")[0] for c in CHECK_CASES]
+)
+def test_config_error_first_line_names_key_and_value_in_the_snakefiles_check(
+    project, changes, expected
+):
+    overlay = write_config(project, "bad", changes)
+    first = _snakefile_check_error(project, overlay).splitlines()[0]
+    assert first.startswith(f"config error at {expected}")
 
 
 @pytest.mark.workflow
@@ -164,8 +241,22 @@ def test_nested_config_on_the_command_line_is_explained(tmp_path):
     assert "--configfile" in first
 
 
+def _planned_rules(console: str) -> list[str]:
+    """The rules of a dry run's "Job stats" table (the rule names before the total)."""
+    table = console.split("Job stats:", 1)[1].splitlines()[3:]
+    rules = []
+    for line in table:
+        match = re.match(r"^(\S+)\s+(\d+)$", line.strip())
+        if not match or match.group(1) == "total":
+            break
+        rules.append(match.group(1))
+    return rules
+
+
 @pytest.mark.workflow
-def test_auto_experiments_left_off_are_named_in_one_line(tmp_path):
+def test_auto_experiments_left_off_are_named_in_one_line_and_no_events_job_is_planned(tmp_path):
+    """The default config without the data: the experiments on auto that lack it are named in
+    one line, and its events: {} plans no events job (the others run)."""
     workdir = copy_workflow(tmp_path / "clone")
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -174,6 +265,9 @@ def test_auto_experiments_left_off_are_named_in_one_line(tmp_path):
     assert len(lines) == 1, proc.stdout + proc.stderr
     for name in ("movielens", "avazu", "wpm_movielens", "wpm_gowalla"):
         assert f"{name} (missing {empty}/" in lines[0]
+    rules = _planned_rules(proc.stdout + proc.stderr)
+    assert "synthetic_figure" in rules and "all" in rules, rules
+    assert not [rule for rule in rules if rule.startswith("events")], rules
 
 
 EVENTS_ENTRY = {
@@ -345,7 +439,8 @@ def test_exponent_form_becomes_the_type_the_schema_wants():
 def test_every_problem_of_an_events_entry_is_listed_in_one_error(tmp_path):
     """An entry with a missing, an unknown and two invalid keys: one run names all four, the
     first on the console's first line (it named one per run: four runs to find them all); then,
-    with the schema satisfied, every cross-field problem of a release entry at once."""
+    with the schema satisfied, every cross-field problem of a release entry at once (in the
+    Snakefile's check, _snakefile_check_error)."""
     workdir = copy_workflow(tmp_path / "clone")
     (workdir / "config/bad.yaml").write_text(
         "events: {mylog: {path: data/log.parquet, item: item_id, colour: red, top_items: 0, "
@@ -362,13 +457,12 @@ def test_every_problem_of_an_events_entry_is_listed_in_one_error(tmp_path):
     ):
         assert line in proc.stdout, proc.stdout
     assert "... and 3 more:" in proc.stdout
-    (workdir / "config/bad.yaml").write_text(
+    assert not (workdir / "results").exists()
+    (workdir / "config/release.yaml").write_text(
         "events: {pub: {path: data/nope.parquet, user: u, item: i, release: true, "
         "prior: pooled, min_users: 3, top_items: 5}}\n"
     )
-    proc = _console(workdir, "--cores", "1", "--configfile", "config/bad.yaml")
-    first = _first_error_line(proc.stdout)
-    assert first.startswith("config error at events.pub.path: file not found")
+    error = _snakefile_check_error(workdir, "config/release.yaml")
+    assert error.startswith("config error at events.pub.path: file not found")
     for key in ("prior", "top_items", "min_users"):
-        assert f"config error at events.pub.{key}:" in proc.stdout, proc.stdout
-    assert not (workdir / "results").exists()
+        assert f"config error at events.pub.{key}:" in error, error

@@ -1,19 +1,20 @@
 """Every overlay in config/examples/ is valid and plans the jobs its comment promises (a dry run
-of the command written in its header, on a fresh workflow copy)."""
+of the command written in its header, on a workflow copy: one for the module, since a dry run
+leaves no results).
+
+The dry runs, the examples' and the paper config's, run Snakemake's command line
+(``snakemake.cli.main``, what ``python -m snakemake`` runs) one after the other in one
+interpreter: each after the first saves the interpreter's start and Snakemake's imports."""
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 
 import pytest
-from _workflow import (
-    ROOT,
-    SHARED_DATA,
-    copy_workflow,
-    need_shared_data,
-    planned_jobs,
-    requires_shared_data,
-)
+from _workflow import ROOT, SHARED_DATA, copy_workflow, need_shared_data, shared_data_skip_reason
 
 EXAMPLES = sorted((ROOT / "config" / "examples").glob("*.yaml"))
 EXPECTED = {
@@ -23,6 +24,79 @@ EXPECTED = {
     "mirror.yaml": {"download_dataset": 2, "movielens_data": 1},
     "publish-movielens.yaml": {"movielens_data": 1, "events_spec": 1, "events_publish": 1},
 }
+PAPER = ["--configfile", "config/paper.yaml", "--config", f"data_dir={SHARED_DATA}"]
+
+#: Snakemake's command line once per argument list of argv[1] (JSON), each console part
+#: opened by a marker line on stdout and stderr and closed by the exit status on stderr.
+DRY_RUNS = """
+import json, sys
+from snakemake.cli import main
+for index, argv in enumerate(json.loads(sys.argv[1])):
+    for stream in (sys.stdout, sys.stderr):
+        print(f"<<< dry run {index} >>>", file=stream, flush=True)
+    try:
+        main(argv)
+    except SystemExit as exc:
+        print(f"<<< exit {exc.code} >>>", file=sys.stderr, flush=True)
+"""
+
+
+def example_args(example) -> list[str]:
+    """The arguments of the command in the example's header (data_dir pointing at the shared
+    data copies)."""
+    command = re.search(r"^#\s+snakemake (.*)$", example.read_text(), re.M)
+    assert command, f"{example.name}: no command in its header"
+    args = command.group(1).split()
+    return [f"data_dir={SHARED_DATA}" if a == "data_dir=../shared/data" else a for a in args]
+
+
+def needs_data(example) -> bool:
+    return f"data_dir={SHARED_DATA}" in example_args(example)
+
+
+def job_stats(console: str) -> dict[str, int]:
+    """Jobs a dry run would execute, by rule (from Snakemake's "Job stats" table)."""
+    if "Nothing to be done" in console:
+        return {}
+    jobs = {}
+    for line in console.split("Job stats:", 1)[1].splitlines()[3:]:
+        match = re.match(r"^(\S+)\s+(\d+)$", line.strip())
+        if not match:
+            break
+        if match.group(1) != "total":
+            jobs[match.group(1)] = int(match.group(2))
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def plans(tmp_path_factory) -> dict[str, dict[str, int]]:
+    """The jobs each dry run plans, by example file name (and "paper"), on one workflow copy;
+    the examples that need ../shared/data only where it is."""
+    clone = copy_workflow(tmp_path_factory.mktemp("examples") / "clone")
+    has_data = shared_data_skip_reason("ml-1m") is None
+    commands = {e.name: example_args(e) for e in EXAMPLES if has_data or not needs_data(e)}
+    if has_data:
+        commands["paper"] = PAPER
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            DRY_RUNS,
+            json.dumps([["--dry-run", *a] for a in commands.values()]),
+        ],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    outs = done.stdout.split("<<< dry run ")[1:]
+    errs = done.stderr.split("<<< dry run ")[1:]
+    assert len(outs) == len(errs) == len(commands), done.stderr[-3000:]
+    result = {}
+    for name, out, err in zip(commands, outs, errs, strict=True):
+        assert "<<< exit 0 >>>" in err, (name, out, err)
+        result[name] = job_stats(out + err)
+    return result
 
 
 def test_every_example_is_listed_here():
@@ -31,26 +105,17 @@ def test_every_example_is_listed_here():
 
 @pytest.mark.workflow
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
-def test_example_plans_its_jobs(tmp_path, example):
-    text = example.read_text()
-    command = re.search(r"^#\s+snakemake (.*)$", text, re.M)
-    assert command, f"{example.name}: no command in its header"
-    args = command.group(1).split()
-    needs_data = "data_dir=../shared/data" in args
-    if needs_data:
+def test_example_plans_its_jobs(plans, example):
+    if needs_data(example):
         need_shared_data("ml-1m")
-    args = [f"data_dir={SHARED_DATA}" if a == "data_dir=../shared/data" else a for a in args]
-    workdir = copy_workflow(tmp_path / "clone")
-    jobs = planned_jobs(workdir, *args)
+    jobs = plans[example.name]
     for rule, count in EXPECTED[example.name].items():
         assert jobs.get(rule) == count, (rule, jobs)
 
 
 @pytest.mark.workflow
-@requires_shared_data("ml-1m")
-def test_paper_config_runs_both_movielens_variants(tmp_path):
-    workdir = copy_workflow(tmp_path / "clone")
-    args = ["--configfile", "config/paper.yaml", "--config", f"data_dir={SHARED_DATA}"]
-    jobs = planned_jobs(workdir, *args)
+def test_paper_config_runs_both_movielens_variants(plans):
+    need_shared_data("ml-1m")
+    jobs = plans["paper"]
     assert jobs["movielens_data"] == 1 and jobs["movielens_aggregate"] == 2
     assert jobs["reproduction"] == 1

@@ -1,8 +1,10 @@
-"""A corpus of damaged raw files, each run through the rule that reads it (Snakemake on a fresh
-workflow copy, ``data_dir`` pointing at a copy of ../shared/data with one file damaged): the
-run fails with a message naming the file (and line where known), printed on the console (the
+"""A corpus of damaged raw files, each run through the rule that reads it (Snakemake on a
+workflow copy, ``data_dir`` pointing at a copy of ../shared/data with damaged files): the run
+fails with a message naming the file (and line where known), printed on the console (the
 workflow's onerror handler quotes the first line of each failed job's error), and results/
-holds nothing from the failed job. Trailing blank lines, harmless, are accepted."""
+holds nothing from the failed jobs. Damaged files of different experiments share one run
+(``--keep-going``: each experiment's job reads its own file and fails on its own). Trailing
+blank lines, harmless, are accepted."""
 
 from __future__ import annotations
 
@@ -225,37 +227,81 @@ CASES: list[tuple[str, str, str, Callable[[], bytes], tuple[str, ...], str]] = [
 ]
 
 
-def _damaged_copy(root: Path, name: str, data: bytes, removed: tuple[str, ...]) -> Path:
-    """A data_dir of symlinks to ../shared/data with ``name`` replaced by ``data``."""
-    data_dir = root / "data"
+def _damaged_copy(data_dir: Path, damaged: dict[str, bytes], removed: tuple[str, ...]) -> Path:
+    """A data_dir of symlinks to ../shared/data with the files of ``damaged`` (name: bytes)
+    written instead and the files ``removed`` left out."""
     for folder in ("ml-1m", "ml-100k", "avazu", "gowalla"):
         (data_dir / folder).mkdir(parents=True)
         for src in (SHARED_DATA / folder).iterdir():
             relative = f"{folder}/{src.name}"
-            keep = src.is_file() and relative not in removed and relative != name
+            keep = src.is_file() and relative not in removed and relative not in damaged
             if keep and not (folder == "gowalla" and src.name.startswith("loc-")):
                 os.symlink(src, data_dir / relative)
-    (data_dir / name).write_bytes(data)
+    for name, data in damaged.items():
+        (data_dir / name).write_bytes(data)
     return data_dir
 
 
-@pytest.mark.parametrize(
-    ("experiment", "name", "make", "removed", "message"),
-    [case[1:] for case in CASES],
-    ids=[case[0] for case in CASES],
-)
-def test_damaged_file_fails_its_job_naming_the_file(
-    tmp_path, experiment, name, make, removed, message
-):
-    data_dir = _damaged_copy(tmp_path, name, make(), removed)
-    workdir = copy_workflow(tmp_path / "clone")
-    changes = {"experiments": {**ALL_OFF, experiment: True}, "data_dir": str(data_dir)}
-    if experiment == "wpm_gowalla":
+def _run_experiments(workdir: Path, data_dir: Path, experiments: list[str], name: str):
+    """Snakemake on the targets of ``experiments`` (the others off) with ``data_dir``;
+    ``--keep-going``, so that every experiment's job runs when another one fails."""
+    changes = {
+        "experiments": {**ALL_OFF, **dict.fromkeys(experiments, True)},
+        "data_dir": str(data_dir),
+    }
+    if "wpm_gowalla" in experiments:
         changes["wpm"] = {"gowalla": {"source": "snap"}}
-    overlay = write_config(workdir, "damaged", changes)
-    proc = snakemake(
-        workdir, TARGETS[experiment], "--cores", "1", "--configfile", overlay, check=False
+    overlay = write_config(workdir, name, changes)
+    targets = [TARGETS[experiment] for experiment in experiments]
+    return snakemake(
+        workdir, *targets, "--cores", "1", "--keep-going", "--configfile", overlay, check=False
     )
+
+
+def _groups(cases: list[tuple]) -> list[tuple[str, ...]]:
+    """Case ids in runs of at most one case per experiment: MovieLens's one job reads both
+    MovieLens sets (its first error stops it), Avazu's and Gowalla's jobs read their own."""
+    by_experiment: dict[str, list[str]] = {}
+    for case in cases:
+        by_experiment.setdefault(case[1], []).append(case[0])
+    rounds = max(len(ids) for ids in by_experiment.values())
+    return [
+        tuple(ids[index] for ids in by_experiment.values() if index < len(ids))
+        for index in range(rounds)
+    ]
+
+
+CASE = {case[0]: case[1:] for case in CASES}
+RUN_OF = {case_id: group for group in _groups(CASES) for case_id in group}
+
+
+@pytest.fixture(scope="module")
+def damaged_run(tmp_path_factory):
+    """The run of a case's group (started at the first case that asks for it), as
+    (CompletedProcess, data_dir, workflow copy); one copy for all groups, since a failed run
+    leaves nothing in results/."""
+    root = tmp_path_factory.mktemp("damaged")
+    workdir = copy_workflow(root / "clone")
+    runs = {}
+
+    def run(case_id: str):
+        group = RUN_OF[case_id]
+        if group not in runs:
+            damaged = {CASE[i][1]: CASE[i][2]() for i in group}
+            removed = tuple(name for i in group for name in CASE[i][3])
+            data_dir = _damaged_copy(root / f"data-{len(runs)}", damaged, removed)
+            experiments = [CASE[i][0] for i in group]
+            proc = _run_experiments(workdir, data_dir, experiments, f"damaged-{len(runs)}")
+            runs[group] = (proc, data_dir, workdir)
+        return runs[group]
+
+    return run
+
+
+@pytest.mark.parametrize("case_id", [case[0] for case in CASES])
+def test_damaged_file_fails_its_job_naming_the_file(damaged_run, case_id):
+    proc, data_dir, workdir = damaged_run(case_id)
+    message = CASE[case_id][4]
     assert proc.returncode != 0
     # the cause is on the console, not only in the job's log (Snakemake prints its path)
     assert "Why the failed job(s) failed" in proc.stderr, proc.stderr[-3000:]
@@ -275,18 +321,28 @@ BLANK_LINE_CASES = [
 ]
 
 
+@pytest.fixture(scope="module")
+def blank_lines_run(tmp_path_factory):
+    """One run of the three experiments, each official file with blank lines appended."""
+    root = tmp_path_factory.mktemp("blank")
+    damaged = {}
+    for _, name, removed, blank in BLANK_LINE_CASES:
+        source = name if not removed else removed[0]
+        data = (SHARED_DATA / source).read_bytes()
+        if source.endswith(".gz"):
+            data = gzip.decompress(data)
+        damaged[name] = data.rstrip(b"\n") + b"\n" + blank
+    removed = tuple(name for case in BLANK_LINE_CASES for name in case[2])
+    data_dir = _damaged_copy(root / "data", damaged, removed)
+    workdir = copy_workflow(root / "clone")
+    experiments = [case[0] for case in BLANK_LINE_CASES]
+    proc = _run_experiments(workdir, data_dir, experiments, "blank")
+    return proc, workdir
+
+
 @pytest.mark.parametrize(("experiment", "name", "removed", "blank"), BLANK_LINE_CASES, ids=str)
-def test_trailing_blank_lines_are_accepted(tmp_path, experiment, name, removed, blank):
+def test_trailing_blank_lines_are_accepted(blank_lines_run, experiment, name, removed, blank):
     """A blank line at the end of an official file is harmless (u.data's stopped the run)."""
-    source = name if not removed else removed[0]
-    data = (SHARED_DATA / source).read_bytes()
-    if source.endswith(".gz"):
-        data = gzip.decompress(data)
-    data_dir = _damaged_copy(tmp_path, name, data.rstrip(b"\n") + b"\n" + blank, removed)
-    workdir = copy_workflow(tmp_path / "clone")
-    changes = {"experiments": {**ALL_OFF, experiment: True}, "data_dir": str(data_dir)}
-    if experiment == "wpm_gowalla":
-        changes["wpm"] = {"gowalla": {"source": "snap"}}
-    overlay = write_config(workdir, "blank", changes)
-    snakemake(workdir, TARGETS[experiment], "--cores", "1", "--configfile", overlay)
+    proc, workdir = blank_lines_run
+    assert proc.returncode == 0, proc.stderr[-3000:]
     assert (workdir / TARGETS[experiment]).stat().st_size > 0

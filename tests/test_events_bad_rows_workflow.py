@@ -3,7 +3,8 @@
 ``on_null: error``, a negative weight) stops its job with the file, line and value on the console
 that Snakemake prints, for one CSV file, a folder of CSV files and the map/reduce path's split
 job; ``on_bad_rows: skip`` counts the skipped rows per cause on the console and gives the results
-of the table without them; the jobs' progress lines reach the console too."""
+of the table without them; the jobs' progress lines reach the console too. One run
+(``--keep-going``) holds every entry: the faulty ones fail, the skipped ones beside them do not."""
 
 from __future__ import annotations
 
@@ -71,30 +72,24 @@ def entry(path, **changes):
     )
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    wd = copy_workflow(tmp_path_factory.mktemp("bad-rows") / "wf")
-    (wd / "data").mkdir()
-    return wd
+#: The tables of an entry that ``on_bad_rows: skip`` must leave as those of the clean table
+#: (the run's targets: no figure is asked for).
+TABLES = ("max_tv.csv", "summary.csv", "subcategories.csv")
 
 
-def run(wd, name, events):
-    config = write_config(wd, name, {**OTHERS_OFF, "events": events})
-    # --keep-going: every entry's jobs run, so that one run shows every entry's error
-    return snakemake(wd, "-c2", "--keep-going", "--configfile", config, check=False)
-
-
-def test_each_fault_stops_with_file_line_and_value_on_the_console(workdir):
+def fault_entries(wd) -> tuple[dict, dict]:
+    """Entries whose job must stop on a fault, with the text its console line must show: each
+    fault in a CSV file of its own, a folder of CSV files and the map/reduce path."""
     lines = clean_rows()
     events = {}
     expected = {}
     for name in FAULTS:
         path = f"data/{name}.csv"
-        (workdir / path).write_text(with_faults(lines, name))
+        (wd / path).write_text(with_faults(lines, name))
         events[f"one-{name}"] = entry(path, on_null="error")
         expected[f"one-{name}"] = f"{path}, {FAULTS[name][2]}"
     # a folder of CSV files: the fault is in its second file, named with its own line
-    folder = workdir / "data/folder"
+    folder = wd / "data/folder"
     folder.mkdir()
     (folder / "a.csv").write_text(HEADER + "".join(lines[:20]))
     (folder / "b.csv").write_text(HEADER + "u009,i1\n" + "".join(lines[20:]))
@@ -104,44 +99,81 @@ def test_each_fault_stops_with_file_line_and_value_on_the_console(workdir):
     # unclosed quote, which polars cannot read, stops the buckets' sample naming its line
     events["buckets"] = entry("data/folder", buckets=2)
     expected["buckets"] = expected["folder"]
-    quoted = workdir / "data/quoted"
+    quoted = wd / "data/quoted"
     quoted.mkdir()
     (quoted / "a.csv").write_text(HEADER + "".join(lines[:20]))
     (quoted / "b.csv").write_text(HEADER + "".join(lines[20:24]) + 'u009,"i1,2,de\n')
     events["buckets-quote"] = entry("data/quoted", buckets=2)
     expected["buckets-quote"] = "data/quoted/b.csv, line 6: unclosed quote in 'u009,\"i1,2,de'"
-    proc = run(workdir, "faults", events)
-    assert proc.returncode != 0
-    console = proc.stdout + proc.stderr
-    for name, message in expected.items():
-        assert message in console, (name, message, console[-3000:])
-    assert "on_bad_rows: skip skips them" in console
-    failed = [line for line in console.splitlines() if line.startswith("  events_")]
-    assert any(
-        line.startswith("  events_split (") and expected["buckets"] in line for line in failed
-    ), failed
-    # nothing of a failed entry is published
-    for name in events:
-        assert not (workdir / f"results/events/{name}/max_tv.csv").exists()
+    return events, expected
 
 
-def test_skip_counts_each_cause_on_the_console_and_equals_the_table_without_them(workdir):
-    lines = clean_rows(seed=5)
+#: Clean lines of the skipped entries' tables.
+SKIP_LINES = clean_rows(seed=5)
+
+
+def skip_entries(wd) -> dict:
+    """``on_bad_rows: skip`` on a CSV file and on a folder split into buckets, and the clean
+    table they must equal."""
+    lines = SKIP_LINES
     skippable = ["missing-field", "extra-field", "null-attribute", "negative"]
-    (workdir / "data/skip.csv").write_text(with_faults(lines, *skippable))
-    (workdir / "data/clean.csv").write_text(HEADER + "".join(lines))
-    split = workdir / "data/split"
+    (wd / "data/skip.csv").write_text(with_faults(lines, *skippable))
+    (wd / "data/clean.csv").write_text(HEADER + "".join(lines))
+    split = wd / "data/split"
     split.mkdir()
     (split / "a.csv").write_text(with_faults(lines[:18], "missing-field", "extra-field"))
     (split / "b.csv").write_text(HEADER + "".join(lines[18:]))
-    events = {
+    return {
         "skipped": entry("data/skip.csv", on_bad_rows="skip"),
         "clean": entry("data/clean.csv"),
         "split": entry("data/split", on_bad_rows="skip", buckets=2),
     }
-    proc = run(workdir, "skip", events)
-    console = proc.stdout + proc.stderr
-    assert proc.returncode == 0, console[-3000:]
+
+
+@pytest.fixture(scope="module")
+def bad_rows_run(tmp_path_factory):
+    """One Snakemake run of every entry (the faults' and the skipped ones'; the other stages
+    off), with --keep-going, so that every entry's jobs run and one console shows every
+    entry's error and every skip: (workflow copy, CompletedProcess, console, fault messages,
+    skip entries)."""
+    wd = copy_workflow(tmp_path_factory.mktemp("bad-rows") / "wf")
+    (wd / "data").mkdir()
+    faults, expected = fault_entries(wd)
+    skips = skip_entries(wd)
+    events = {**faults, **skips}
+    config = write_config(wd, "bad-rows", {**OTHERS_OFF, "events": events})
+    targets = [f"results/events/{name}/{table}" for name in events for table in TABLES]
+    # targets before --configfile, which takes every path after it
+    proc = snakemake(wd, "-c2", *targets, "--keep-going", "--configfile", config, check=False)
+    return wd, proc, proc.stdout + proc.stderr, expected, skips
+
+
+def failed_jobs(console: str) -> list[str]:
+    """The console's lines of failed jobs (``  <rule> (<log>): <first error line>``)."""
+    return [line for line in console.splitlines() if line.startswith("  events_")]
+
+
+def test_each_fault_stops_with_file_line_and_value_on_the_console(bad_rows_run):
+    workdir, proc, console, expected, _ = bad_rows_run
+    assert proc.returncode != 0
+    for name, message in expected.items():
+        assert message in console, (name, message, console[-3000:])
+    assert "on_bad_rows: skip skips them" in console
+    failed = failed_jobs(console)
+    assert any(
+        line.startswith("  events_split (") and expected["buckets"] in line for line in failed
+    ), failed
+    # nothing of a failed entry is published
+    for name in expected:
+        assert not (workdir / f"results/events/{name}/max_tv.csv").exists()
+
+
+def test_skip_counts_each_cause_on_the_console_and_equals_the_table_without_them(bad_rows_run):
+    workdir, _, console, _, skips = bad_rows_run
+    # no job of these entries failed (the run's failures are the faults' entries')
+    for name in skips:
+        own = re.compile(rf"\(logs/[^/ ]+/{re.escape(name)}[/.]")
+        assert not [line for line in failed_jobs(console) if own.search(line)], console[-3000:]
     assert (
         "data/skip.csv: skipped 2 rows (1 with a field missing, 1 with one too many; first at "
         "line 7: 'u001,i2,3'; events.skipped.on_bad_rows: skip)" in console
@@ -154,7 +186,7 @@ def test_skip_counts_each_cause_on_the_console_and_equals_the_table_without_them
         "data/split/a.csv: skipped 2 rows (1 with a field missing, 1 with one too many" in console
     )
     results = workdir / "results/events"
-    for table in ("max_tv.csv", "summary.csv", "subcategories.csv"):
+    for table in TABLES:
         clean = (results / "clean" / table).read_text().replace("clean", "NAME")
         assert (results / "skipped" / table).read_text().replace("skipped", "NAME") == clean
         assert (results / "split" / table).read_text().replace("split", "NAME") == clean
@@ -163,9 +195,9 @@ def test_skip_counts_each_cause_on_the_console_and_equals_the_table_without_them
     scan = "events.clean: scanning data/clean.csv: checks and the 'country' aggregate"
     assert f"{scan} ..." in console
     assert re.search(
-        rf"{re.escape(scan)}: done in [\d.]+ s, {len(lines)} rows \([\d,]+ rows/s\)", console
+        rf"{re.escape(scan)}: done in [\d.]+ s, {len(SKIP_LINES)} rows \([\d,]+ rows/s\)", console
     )
-    split_rows = len(lines) - 18  # b.csv: the clean lines after the first 18
+    split_rows = len(SKIP_LINES) - 18  # b.csv: the clean lines after the first 18
     assert re.search(
         rf"events\.split: splitting data/split/b\.csv into 2 buckets: done in [\d.]+ s, "
         rf"{split_rows} rows \([\d,]+ rows/s\)",

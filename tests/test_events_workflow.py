@@ -3,7 +3,12 @@ events tables written here in every supported format, the output contracts and v
 against the dense kernels of the library, an independent route), the privacy audit failing a
 run whose kernel is not private, bad input failing with a message that names the key, file or
 value and leaving nothing in results/, and MovieLens-100K from ../shared/data as an events
-table. Evaluation only: publishing a release is tests/test_publish_workflow.py's."""
+table. Evaluation only: publishing a release is tests/test_publish_workflow.py's.
+
+The tests share a few runs in one workflow copy (module fixtures): every entry the default
+target's tests read in one run, every other entry (each bad input among them) in one
+``--keep-going`` run asking for the files its tests read, and each kind of config error in one
+start; a test that edits the library gets a copy of its own."""
 
 from __future__ import annotations
 
@@ -14,6 +19,8 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -25,7 +32,6 @@ from _workflow import (
     copy_workflow,
     events_entry,
     need_shared_data,
-    planned_jobs,
     result_files,
     snakemake,
     write_config,
@@ -139,19 +145,45 @@ def format_entry_name(suffix: str) -> str:
     return f"small-{suffix.replace('.', '')}"
 
 
+#: The entry of the parquet table, run with the default target (tables and figures); the
+#: other formats' entries are others_run's (tables only: their figures would be drawn from the
+#: same tables, test_every_format_gives_the_tables_of_the_parquet_file).
+PARQUET = format_entry_name("parquet")
+OTHER_FORMATS = [format_entry_name(suffix) for suffix in FORMATS if suffix != "parquet"]
+#: The tables of an entry (events_combine's outputs).
+TABLES = (
+    "subcategories.csv",
+    "per_user.parquet",
+    "max_tv.csv",
+    "max_kl.csv",
+    "summary.csv",
+    "tradeoff.csv",
+    "audit.csv",
+)
+
+
+def default_target_events() -> dict:
+    """The entries of the run with the default target: the parquet table's, and one that is
+    switched off (its file does not exist: the config check passes and the default target plans
+    nothing of it)."""
+    return {
+        PARQUET: entry("data/events.parquet"),
+        "off": entry("data/missing.parquet", enabled=False),
+    }
+
+
 @pytest.fixture(scope="module")
 def formats_run(workdir):
-    """The same events table in each supported format, one entry per format, in one run (a run
-    per format repeated Snakemake's start and its local jobs; the outputs are per entry)."""
-    names = {format_entry_name(s): entry(f"data/events.{s}") for s in FORMATS}
-    run(workdir, "formats", names)
+    """One run of the default target (tables, figures) over default_target_events()."""
+    run(workdir, "formats", default_target_events())
     return workdir
 
 
 @pytest.mark.parametrize("suffix", FORMATS)
-def test_events_outputs_and_values(formats_run, suffix):
+def test_events_outputs_and_values(formats_run, others_run, suffix):
     workdir = formats_run
     name = format_entry_name(suffix)
+    assert not others_run.failed_jobs_of(name)
     base = workdir / "results/events" / name
     max_tv = pl.read_csv(base / "max_tv.csv", schema_overrides={"subcategory": pl.String})
     max_kl = pl.read_csv(base / "max_kl.csv", schema_overrides={"subcategory": pl.String})
@@ -201,8 +233,6 @@ def test_events_outputs_and_values(formats_run, suffix):
     # evaluation draws nothing and publishes nothing
     assert not (base / "released").exists() and not (base / "publish").exists()
     assert not (base / "audit_users.csv").exists()
-    for attribute in ("country", "device"):
-        assert (base / f"figures/{attribute}.png").stat().st_size > 0
     summary = pl.read_csv(
         base / "summary.csv", schema_overrides={"attribute": pl.String, "reason": pl.String}
     )
@@ -300,7 +330,6 @@ def test_events_outputs_and_values(formats_run, suffix):
             & (pl.col("method") == method)
         )["max_tv"].max()
         assert value == pytest.approx(want, abs=1e-15)
-    assert (base / "tradeoff.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not (base / "work/attribute~country/per_user.parquet").exists()  # temp part removed
     # Each job's polars pool is its `threads:` (common.smk exports POLARS_MAX_THREADS), not one
     # thread per core: histogram jobs declare 1, metrics jobs 2 (users in chunks side by side).
@@ -309,6 +338,28 @@ def test_events_outputs_and_values(formats_run, suffix):
     for log in logs:
         threads = 2 if log.parent.parent.name == "events_metrics" else 1
         assert f"threads {threads}; polars thread pool {threads}\n" in log.read_text(), log
+
+
+def test_the_default_target_draws_each_attributes_figure_and_the_tradeoff(formats_run):
+    base = formats_run / "results/events" / PARQUET
+    for attribute in ("country", "device"):
+        assert (base / f"figures/{attribute}.png").stat().st_size > 0
+    assert (base / "tradeoff.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("name", OTHER_FORMATS)
+def test_every_format_gives_the_tables_of_the_parquet_file(formats_run, others_run, name):
+    """The same events table as CSV and gzipped CSV: every table byte for byte that of the
+    parquet file (up to the entry's name), per_user.parquet equal row for row."""
+    results = formats_run / "results/events"
+    for table in TABLES:
+        want, got = results / PARQUET / table, results / name / table
+        if table.endswith(".parquet"):
+            assert pl.read_parquet(got).equals(pl.read_parquet(want)), table
+        else:
+            assert got.read_text().replace(name, "NAME") == want.read_text().replace(
+                PARQUET, "NAME"
+            ), table
 
 
 def test_the_choosing_a_method_snippet_runs_as_printed(formats_run):
@@ -341,22 +392,10 @@ def test_the_choosing_a_method_snippet_runs_as_printed(formats_run):
         assert method == want[0], line
 
 
-def test_events_no_attributes_uniform_prior_and_disabled_entry(workdir):
+def test_events_no_attributes_uniform_prior_and_disabled_entry(formats_run, others_run):
+    workdir = others_run.workdir
     name = "whole"
-    run(
-        workdir,
-        name,
-        {
-            name: entry(
-                "data/events.parquet",
-                attributes=[],
-                prior="uniform",
-                methods=["minimax", "randomized_response"],
-                min_users=1,
-            ),
-            "off": entry("data/missing.parquet", enabled=False),
-        },
-    )
+    assert not others_run.failed_jobs_of(name)
     base = workdir / "results/events" / name
     max_tv = pl.read_csv(base / "max_tv.csv")
     assert set(max_tv["attribute"]) == {"all"} and set(max_tv["subcategory"]) == {"all"}
@@ -364,7 +403,9 @@ def test_events_no_attributes_uniform_prior_and_disabled_entry(workdir):
     wide = max_tv.pivot(on="method", index=["epsilon"], values="max_tv")
     assert np.allclose(wide["minimax"], wide["randomized_response"], atol=1e-12)
     assert not (base / "released").exists()
+    # the entry switched off beside formats_run's (default target): nothing of it ran
     assert not (workdir / "results/events/off").exists()
+    assert not list((workdir / "logs").glob("*/off*"))
 
 
 def test_events_audit_fails_on_a_non_private_kernel(tmp_path):
@@ -379,7 +420,9 @@ def test_events_audit_fails_on_a_non_private_kernel(tmp_path):
         "def minimax_release_kernel(q, *, epsilon):  # injected by the test: NOT ε-LDP\n"
         "    return _private_kernel(q, epsilon=3 * epsilon)\n"
     )
-    proc = run(wd, "leaky", {"leaky": entry("data/events.parquet")}, check=False)
+    # one attribute: the audit of its metrics job is what fails
+    leaky = entry("data/events.parquet", attributes=["country"])
+    proc = run(wd, "leaky", {"leaky": leaky}, "results/events/leaky/max_tv.csv", check=False)
     assert proc.returncode != 0
     logs = "".join(p.read_text() for p in (wd / "logs/events_metrics/leaky").glob("*.log"))
     assert "privacy audit FAILED" in logs and "exceeds the claimed epsilon" in logs
@@ -431,7 +474,7 @@ BAD = {
                 user="user_id",
                 item="item_id",
                 count=None,
-                attributes=["country", "device"],
+                attributes=["country"],
             )
         ),
         "lacks subcategory 'it' of attribute 'country'",
@@ -439,39 +482,99 @@ BAD = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(BAD))
-def test_events_bad_input_fails_at_its_job_naming_the_key(workdir, case):
+def write_bad_inputs(wd) -> None:
+    """The faulty tables of BAD (and the public table lacking a subcategory) under data/."""
     events = small_events()
     events.with_columns(
         pl.when(pl.int_range(pl.len()) == 3).then(-1.0).otherwise(pl.col("n")).alias("n")
-    ).write_parquet(workdir / "data/negative.parquet")
+    ).write_parquet(wd / "data/negative.parquet")
     events.with_columns(
         pl.when(pl.int_range(pl.len()) == 3)
         .then(None)
         .otherwise(pl.col("user_id"))
         .alias("user_id")
-    ).write_parquet(workdir / "data/nulls.parquet")
-    (workdir / "data/empty.csv").write_text("user_id,item_id,n,country,device\n")
+    ).write_parquet(wd / "data/nulls.parquet")
+    (wd / "data/empty.csv").write_text("user_id,item_id,n,country,device\n")
     events.with_columns(pl.col("n").cast(pl.Int64).cast(pl.String)).with_columns(
         pl.when(pl.int_range(pl.len()) == 150).then(pl.lit("x")).otherwise(pl.col("n")).alias("n")
-    ).write_csv(workdir / "data/late.csv")
-    truncated = (workdir / "data/events.parquet").read_bytes()[:200]
-    (workdir / "data/truncated.parquet").write_bytes(truncated)
-    events.filter(pl.col("country") != "it").write_parquet(workdir / "data/public.parquet")
+    ).write_csv(wd / "data/late.csv")
+    truncated = (wd / "data/events.parquet").read_bytes()[:200]
+    (wd / "data/truncated.parquet").write_bytes(truncated)
+    events.filter(pl.col("country") != "it").write_parquet(wd / "data/public.parquet")
+
+
+def bad_entries() -> dict:
+    """An entry per case of BAD, named bad-<case>, over one attribute (each fault stops the scan
+    of every attribute alike; 'country' is the one whose subcategory the public table lacks)."""
+    entries = {}
+    for case, (changes, _) in BAD.items():
+        changes = {"attributes": ["country"], **changes}
+        entries[f"bad-{case}"] = entry(changes.pop("path", "data/events.parquet"), **changes)
+    return entries
+
+
+class OthersRun(NamedTuple):
+    workdir: Path
+    proc: subprocess.CompletedProcess
+
+    def failed_jobs_of(self, name: str) -> list[str]:
+        """The console's lines of the entry's failed jobs (``  <rule> (<log>): <error>``)."""
+        own = re.compile(rf"^  events_\w+ \(logs/[^/ ]+/{re.escape(name)}[/.]")
+        return [
+            line for line in (self.proc.stdout + self.proc.stderr).splitlines() if own.match(line)
+        ]
+
+
+@pytest.fixture(scope="module")
+def others_run(workdir):
+    """One --keep-going run of every entry outside formats_run: the CSV and gzipped CSV tables,
+    the one without attributes, the one whose users are all excluded, the one whose public
+    table has extra items, and every bad input (their jobs fail, the others' do not); each
+    entry's targets are the files its test reads."""
+    write_bad_inputs(workdir)
+    users = small_events()["user_id"].unique().to_list()
+    # a public table holding an item no kept user has
+    public = small_events().with_columns(pl.lit("i-public-only").alias("item_id")).head(5)
+    pl.concat([small_events(), public]).write_parquet(workdir / "data/public-extra.parquet")
+    events = {
+        **{format_entry_name(s): entry(f"data/events.{s}") for s in FORMATS if s != "parquet"},
+        "whole": entry(
+            "data/events.parquet",
+            attributes=[],
+            prior="uniform",
+            methods=["minimax", "randomized_response"],
+            min_users=1,
+        ),
+        "nobody": entry("data/events.parquet", exclude_users=users),
+        "extra-public": entry(
+            "data/events.parquet", prior=dict(path="data/public-extra.parquet"), top_items=None
+        ),
+        **bad_entries(),
+    }
+    targets = [
+        *(f"results/events/{name}/{table}" for name in OTHER_FORMATS for table in TABLES),
+        "results/events/whole/max_tv.csv",
+        "results/events/nobody/subcategories.csv",
+        "results/events/extra-public/work/attribute~country/histograms.parquet",
+        *(f"results/events/{name}/max_tv.csv" for name in bad_entries()),
+    ]
+    config = write_config(workdir, "others", {**OTHERS_OFF, "events": events})
+    proc = snakemake(workdir, "-c2", *targets, "--keep-going", "--configfile", config, check=False)
+    return OthersRun(workdir, proc)
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_events_bad_input_fails_at_its_job_naming_the_key(others_run, case):
+    workdir = others_run.workdir
     name = f"bad-{case}"
-    changes, message = BAD[case]
-    proc = run(
-        workdir,
-        name,
-        {name: entry(changes.pop("path", "data/events.parquet"), **changes)},
-        check=False,
-    )
-    assert proc.returncode != 0
+    _, message = BAD[case]
+    assert others_run.proc.returncode != 0
     log = "".join(
         p.read_text() for p in sorted((workdir / f"logs/events_histograms/{name}").glob("*.log"))
     )
     first = next(line for line in log.splitlines() if " ERROR " in line)
     assert message.format(name=name) in first, log
+    assert others_run.failed_jobs_of(name)  # the run names it among its failed jobs
     published = [p for p in result_files_of(workdir, name) if "/work/" not in p]
     assert not published, published
 
@@ -480,20 +583,49 @@ def result_files_of(wd, name):
     return [p for p in result_files(wd) if p.startswith(f"results/events/{name}/")]
 
 
-@pytest.mark.parametrize(
-    ("events", "message"),
-    [
-        ({"Bad Name": entry("data/events.parquet")}, "Bad Name"),
+#: (entry name, entry, what the error says): the schema's errors are listed together, the
+#: cross-field checks run once the schema passes, so each group is one Snakemake start.
+CONFIG_ERRORS = {
+    "schema": [
+        ("Bad Name", entry("data/events.parquet"), "config error at events: 'Bad Name' does not"),
         (
-            {"nofile": entry("data/nowhere.parquet")},
-            "config error at events.nofile.path: file not found: 'data/nowhere.parquet'",
+            "eps",
+            entry("data/events.parquet", epsilons=[0]),
+            "config error at events.eps.epsilons[0]: 0 must be > 0",
         ),
-        ({"eps": entry("data/events.parquet", epsilons=[0])}, "0"),
-        ({"meth": entry("data/events.parquet", methods=["laplace"])}, "laplace"),
+        (
+            "meth",
+            entry("data/events.parquet", methods=["laplace"]),
+            "config error at events.meth.methods[0]: 'laplace' must be one of",
+        ),
     ],
+    "cross-field": [
+        (
+            "nofile",
+            entry("data/nowhere.parquet"),
+            "config error at events.nofile.path: file not found: 'data/nowhere.parquet'",
+        )
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def config_error_runs(workdir):
+    """The Snakemake run of each group of CONFIG_ERRORS, by group."""
+    runs = {}
+    for group, cases in CONFIG_ERRORS.items():
+        events = {name: spec for name, spec, _ in cases}
+        runs[group] = run(workdir, f"bad-config-{group}", events, check=False)
+    return runs
+
+
+@pytest.mark.parametrize(
+    ("group", "message"),
+    [(group, case[2]) for group, cases in CONFIG_ERRORS.items() for case in cases],
+    ids=[case[0] for cases in CONFIG_ERRORS.values() for case in cases],
 )
-def test_events_config_errors_stop_before_any_job(workdir, events, message):
-    proc = run(workdir, "bad-config", events, check=False)
+def test_events_config_errors_stop_before_any_job(config_error_runs, group, message):
+    proc = config_error_runs[group]
     assert proc.returncode != 0
     assert message in proc.stdout + proc.stderr
     assert "events_histograms" not in proc.stdout
@@ -503,10 +635,9 @@ def test_events_config_errors_stop_before_any_job(workdir, events, message):
 @pytest.mark.skipif(
     not (SHARED_DATA / "ml-100k").is_dir(), reason=f"no ml-100k copy in {SHARED_DATA}"
 )
-def test_events_movielens_100k_from_shared_data(tmp_path):
+def test_events_movielens_100k_from_shared_data(workdir):
     """u.data joined with u.user (age group, gender) as an events table, configuration only."""
-    wd = copy_workflow(tmp_path / "wf")
-    (wd / "data").mkdir()
+    wd = workdir
     ratings = pl.read_csv(
         SHARED_DATA / "ml-100k/u.data",
         separator="\t",
@@ -535,6 +666,7 @@ def test_events_movielens_100k_from_shared_data(tmp_path):
                 epsilons=[1, 8],
             )
         },
+        *(f"results/events/{name}/{table}" for table in ("subcategories.csv", "audit.csv")),
     )
     base = wd / "results/events" / name
     subcategories = pl.read_csv(base / "subcategories.csv")
@@ -552,14 +684,12 @@ def test_events_movielens_100k_from_shared_data(tmp_path):
     assert (audit["realized_epsilon"] <= audit["epsilon"] * (1 + 1e-9)).all()
 
 
-def test_events_report_and_default_config(workdir):
-    """The report holds the events tables and figures with their captions; the default config
-    (events: {}) plans no events job."""
-    name = format_entry_name("parquet")
-    config = write_config(
-        workdir, name, {**OTHERS_OFF, "events": {name: entry("data/events.parquet")}}
-    )
-    snakemake(workdir, "-c1", "--configfile", config)  # up to date or completes the run
+def test_events_report_holds_the_tables_and_figures_with_their_captions(formats_run):
+    """The report holds the events tables and figures with their captions (that the default
+    config, events: {}, plans no events job is checked on test_config_errors.py's dry run of
+    the default config)."""
+    workdir = formats_run
+    config = write_config(workdir, "formats", {**OTHERS_OFF, "events": default_target_events()})
     snakemake(workdir, "--configfile", config, "--report", "report.zip")
     with zipfile.ZipFile(workdir / "report.zip") as report:
         names = report.namelist()
@@ -573,18 +703,15 @@ def test_events_report_and_default_config(workdir):
     # captions are plain text (the report showed `K_{q,ε}` raw), and the summary's says what
     # it answers
     assert "K_{q" not in pages and "which method at which" in pages  # ε is JSON-escaped
-    jobs = planned_jobs(workdir, "-c1")
-    assert not [rule for rule in jobs if rule.startswith("events")], jobs
 
 
-def test_the_readmes_own_data_example_runs_as_printed_and_only_the_events_table(tmp_path):
+def test_the_readmes_own_data_example_runs_as_printed_and_only_the_events_table(workdir):
     """The README's one-line events overlay (only path, user and item required; the rest
     defaults), written as printed: it runs just that table (the experiments on auto are off in
     an own-data run), and the histogram log shows each scan's phase and elapsed time."""
     readme = (ROOT / "README.md").read_text()
     overlay = re.search(r"`(events: \{mylog: \{.*?\}\})`", " ".join(readme.split())).group(1)
-    wd = copy_workflow(tmp_path / "wf")
-    (wd / "data").mkdir()
+    wd = workdir  # the other tests' runs leave no experiment's results
     rng = np.random.default_rng(2)
     pl.DataFrame(
         {
@@ -654,13 +781,13 @@ def test_own_data_md_worked_example_and_notebook_run_as_printed(tmp_path):
     assert released.height == 1 and released["user"][0] == "1"
 
 
-def test_an_empty_result_says_why_and_unused_public_items_are_logged(workdir):
+def test_an_empty_result_says_why_and_unused_public_items_are_logged(others_run):
     """exclude_users removing every user: the run succeeds, and subcategories.csv (one line per
     attribute) and the log say which filter left nothing; a public prior table with items the
     kept users never touched: the histogram log counts them."""
+    workdir = others_run.workdir
     name = "nobody"
-    users = small_events()["user_id"].unique().to_list()
-    run(workdir, name, {name: entry("data/events.parquet", exclude_users=users)})
+    assert not others_run.failed_jobs_of(name) and not others_run.failed_jobs_of("extra-public")
     subcategories = pl.read_csv(workdir / f"results/events/{name}/subcategories.csv")
     assert subcategories["attribute"].to_list() == ["country", "device"]
     assert all(r.startswith("no row left of ") for r in subcategories["reason"]), subcategories
@@ -669,12 +796,7 @@ def test_an_empty_result_says_why_and_unused_public_items_are_logged(workdir):
     )
     log = (workdir / f"logs/events_histograms/{name}/attribute~country.log").read_text()
     assert "no subcategory of any attribute was kept" in log and "no row left of" in log
-    # a public table holding an item no kept user has
-    public = small_events().with_columns(pl.lit("i-public-only").alias("item_id")).head(5)
-    pl.concat([small_events(), public]).write_parquet(workdir / "data/public-extra.parquet")
     name = "extra-public"
-    prior = dict(path="data/public-extra.parquet")
-    run(workdir, name, {name: entry("data/events.parquet", prior=prior, top_items=None)})
     log = (workdir / f"logs/events_histograms/{name}/attribute~country.log").read_text()
     assert "pairs of the public prior table have no kept user's data" in log
     assert "i-public-only" in log
