@@ -103,21 +103,27 @@ def snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 12
     return proc
 
 
-def dry_run(workdir: Path, *args: str) -> tuple[dict[str, int], str]:
-    """One dry run: the jobs it would execute, by rule (from Snakemake's "Job stats" table),
-    and its whole console output."""
-    proc = snakemake(workdir, "--dry-run", *args)
-    text = proc.stdout + proc.stderr
-    if "Nothing to be done" in text:
-        return {}, text
+def job_stats(console: str) -> dict[str, int]:
+    """The jobs a dry run's console says it would execute, by rule (from Snakemake's
+    "Job stats" table); empty when it says "Nothing to be done"."""
+    if "Nothing to be done" in console:
+        return {}
     jobs = {}
-    for line in text.split("Job stats:", 1)[1].splitlines()[3:]:
+    for line in console.split("Job stats:", 1)[1].splitlines()[3:]:
         match = re.match(r"^(\S+)\s+(\d+)$", line.strip())
         if not match:
             break
         if match.group(1) != "total":
             jobs[match.group(1)] = int(match.group(2))
-    return jobs, text
+    return jobs
+
+
+def dry_run(workdir: Path, *args: str) -> tuple[dict[str, int], str]:
+    """One dry run: the jobs it would execute, by rule (:func:`job_stats`), and its whole
+    console output."""
+    proc = snakemake(workdir, "--dry-run", *args)
+    text = proc.stdout + proc.stderr
+    return job_stats(text), text
 
 
 def planned_jobs(workdir: Path, *args: str) -> dict[str, int]:

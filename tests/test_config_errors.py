@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 import pytest
 import yaml
-from _workflow import ROOT, copy_workflow, snakemake, write_config
+from _workflow import ROOT, copy_workflow, job_stats, snakemake, write_config
 from hypothesis import example, given
 from hypothesis import strategies as st
 from snakemake.common.configfile import load_configfile
@@ -241,18 +241,6 @@ def test_nested_config_on_the_command_line_is_explained(tmp_path):
     assert "--configfile" in first
 
 
-def _planned_rules(console: str) -> list[str]:
-    """The rules of a dry run's "Job stats" table (the rule names before the total)."""
-    table = console.split("Job stats:", 1)[1].splitlines()[3:]
-    rules = []
-    for line in table:
-        match = re.match(r"^(\S+)\s+(\d+)$", line.strip())
-        if not match or match.group(1) == "total":
-            break
-        rules.append(match.group(1))
-    return rules
-
-
 @pytest.mark.workflow
 def test_auto_experiments_left_off_are_named_in_one_line_and_no_events_job_is_planned(tmp_path):
     """The default config without the data: the experiments on auto that lack it are named in
@@ -265,7 +253,7 @@ def test_auto_experiments_left_off_are_named_in_one_line_and_no_events_job_is_pl
     assert len(lines) == 1, proc.stdout + proc.stderr
     for name in ("movielens", "avazu", "wpm_movielens", "wpm_gowalla"):
         assert f"{name} (missing {empty}/" in lines[0]
-    rules = _planned_rules(proc.stdout + proc.stderr)
+    rules = job_stats(proc.stdout + proc.stderr)
     assert "synthetic_figure" in rules and "all" in rules, rules
     assert not [rule for rule in rules if rule.startswith("events")], rules
 

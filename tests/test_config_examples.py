@@ -14,7 +14,14 @@ import subprocess
 import sys
 
 import pytest
-from _workflow import ROOT, SHARED_DATA, copy_workflow, need_shared_data, shared_data_skip_reason
+from _workflow import (
+    ROOT,
+    SHARED_DATA,
+    copy_workflow,
+    job_stats,
+    need_shared_data,
+    shared_data_skip_reason,
+)
 
 EXAMPLES = sorted((ROOT / "config" / "examples").glob("*.yaml"))
 EXPECTED = {
@@ -52,20 +59,6 @@ def example_args(example) -> list[str]:
 
 def needs_data(example) -> bool:
     return f"data_dir={SHARED_DATA}" in example_args(example)
-
-
-def job_stats(console: str) -> dict[str, int]:
-    """Jobs a dry run would execute, by rule (from Snakemake's "Job stats" table)."""
-    if "Nothing to be done" in console:
-        return {}
-    jobs = {}
-    for line in console.split("Job stats:", 1)[1].splitlines()[3:]:
-        match = re.match(r"^(\S+)\s+(\d+)$", line.strip())
-        if not match:
-            break
-        if match.group(1) != "total":
-            jobs[match.group(1)] = int(match.group(2))
-    return jobs
 
 
 @pytest.fixture(scope="module")
