@@ -7,9 +7,9 @@ table as its own prior (refused), a spec reused without its old entry and from a
 and private files 0600.
 
 Each run asks for what ``ldpsample publish`` asks for (the publish job's outputs). The tests that
-go on from one secure release of entry ``t`` (rename, mtime, kill) continue in their own copy of
-one finished project, Snakemake's state ``.snakemake/`` included, as an operator continues in
-theirs; the file-mode test reads that project itself."""
+go on from one secure release of entry ``t`` (rename, mtime, kill, reused spec) continue in their
+own copy of one finished project, Snakemake's state ``.snakemake/`` included, as an operator
+continues in theirs; the file-mode test reads that project itself."""
 
 from __future__ import annotations
 
@@ -118,7 +118,7 @@ def test_a_seeded_release_then_a_secure_one_leaves_publish_holding_only_the_secu
 def test_renaming_the_entry_or_changing_the_ledger_does_not_reset_the_spend(continued):
     wd = continued
     assert set(spent(wd)) == {COST}  # entry t released once
-    # the same users under a new name: the project ledger still holds their 25
+    # the same users under a new name (now with a budget): the project ledger still holds their 25
     proc = run(wd, {"renamed": secure(budget=30)}, check=False)
     assert proc.returncode != 0
     log = (wd / "logs/events_budget/renamed.log").read_text()
