@@ -1,7 +1,10 @@
 """docs/analysing.md's worked example as the analyst walks it: Snakemake releases a table
 (events.<name>.release: true, in a temporary copy of the project), the publish/ folder alone is
 copied into a fresh folder, and the page's ``ldpsample estimate`` command and Python block run
-there as printed."""
+there as printed; and the estimate rules' tables checked against the library and the truth.
+
+One Snakemake run in one copy of the project serves both tests: a release with secret
+randomness (publish/) of 60 users, its estimate/ files made by the rules."""
 
 from __future__ import annotations
 
@@ -35,12 +38,29 @@ def page_blocks(language):
     return re.findall(rf"```{language}\n(.*?)\n```", section, flags=re.S)
 
 
-def test_the_worked_example_runs_from_a_copy_of_publish_alone(tmp_path):
-    wd = copy_workflow(tmp_path / "wf")
+#: The users of the released table.
+USERS = 60
+#: The estimate/ files of the release (the rules' outputs the second test reads).
+ESTIMATE_FILES = [
+    f"results/events/pub/estimate/{name}"
+    for name in ("estimates.csv", "tests.csv", "figure.png", "errors.csv")
+]
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    """The project after one run releasing ``pub`` (secret randomness: publish/) with its
+    estimate/ files; read it, never change it."""
+    wd = copy_workflow(tmp_path_factory.mktemp("estimate") / "wf")
     (wd / "data").mkdir()
-    events_table(users=60).write_parquet(wd / "data/events.parquet")
+    events_table(users=USERS).write_parquet(wd / "data/events.parquet")
     public_table().write_parquet(wd / "data/public.parquet")
-    run_release(wd, "pub", {"pub": entry(release_seed=None)})  # secret randomness: publish/
+    run_release(wd, "pub", {"pub": entry(release_seed=None)}, *ESTIMATE_FILES)
+    return wd
+
+
+def test_the_worked_example_runs_from_a_copy_of_publish_alone(released, tmp_path):
+    wd = released
     analyst = tmp_path / "analyst"
     analyst.mkdir()
     shutil.copytree(wd / "results/events/pub/publish", analyst / "publish")
@@ -62,7 +82,7 @@ def test_the_worked_example_runs_from_a_copy_of_publish_alone(tmp_path):
     sums = em.agg(pl.col("estimate").sum())["estimate"].to_numpy()  # bootstrap rows only
     assert np.allclose(sums, 1.0) and sums.size == 2 * subcategories
     tests = pl.read_csv(analyst / "tests.csv")
-    assert tests.height == 2 * subcategories and (tests["users"] == 60).all()
+    assert tests.height == 2 * subcategories and (tests["users"] == USERS).all()
     assert result.stdout.count("chi2 test of population = prior") == tests.height
     (example,) = page_blocks("python")
     cwd = os.getcwd()
@@ -73,17 +93,15 @@ def test_the_worked_example_runs_from_a_copy_of_publish_alone(tmp_path):
         os.chdir(cwd)
 
 
-def test_the_estimate_rule_reads_the_publication_alone_and_scores_each_estimator(tmp_path):
+def test_the_estimate_rule_reads_the_publication_alone_and_scores_each_estimator(
+    released, tmp_path
+):
     """events_estimate's tables equal what the library computes from a copy of the published
     folder alone; events_estimate_errors' errors equal TV distances to the truth computed here
     from the raw events table (hidden membership: a user without data in a subcategory counts
-    as the prior q)."""
-    wd = copy_workflow(tmp_path / "wf")
-    (wd / "data").mkdir()
-    events = events_table()
-    events.write_parquet(wd / "data/events.parquet")
-    public_table().write_parquet(wd / "data/public.parquet")
-    run_release(wd, "pub", {"pub": entry()})
+    as the prior q); the estimate figure is in the report of those files."""
+    wd = released
+    events = events_table(users=USERS)  # the table data/events.parquet holds
     base = wd / "results/events/pub"
     out = base / "estimate"
     assert sorted(p.name for p in out.iterdir()) == [
@@ -91,11 +109,12 @@ def test_the_estimate_rule_reads_the_publication_alone_and_scores_each_estimator
     ]  # fmt: skip
     assert (out / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert stat.S_IMODE((out / "errors.csv").stat().st_mode) == 0o600  # from private data
-    snakemake(wd, "--configfile", "config/pub.yaml", "--report", "report.zip")
-    with zipfile.ZipFile(wd / "report.zip") as report:
+    zipped = tmp_path / "report.zip"
+    snakemake(wd, *ESTIMATE_FILES, "--configfile", "config/pub.yaml", "--report", str(zipped))
+    with zipfile.ZipFile(zipped) as report:
         assert any(n.endswith("/figure.png") for n in report.namelist()), report.namelist()
     alone = tmp_path / "alone"
-    shutil.copytree(base / "reproducible_not_for_publication", alone)
+    shutil.copytree(base / "publish", alone)
     want = estimate_publication(read_publication(alone))
     table = pl.read_csv(out / "estimates.csv", schema=ESTIMATE_SCHEMA)
     assert table.drop("estimate", "se", "lower", "upper").equals(
@@ -104,9 +123,9 @@ def test_the_estimate_rule_reads_the_publication_alone_and_scores_each_estimator
     for column in ("estimate", "se", "lower", "upper"):
         np.testing.assert_allclose(table[column], want.table[column], rtol=1e-12, atol=1e-15)
     tests = pl.read_csv(out / "tests.csv", schema=TEST_SCHEMA)
-    assert tests.height == 5 * 2 and (tests["users"] == 40).all()
+    assert tests.height == 5 * 2 and (tests["users"] == USERS).all()
     np.testing.assert_allclose(tests["p_value"], want.tests["p_value"], rtol=1e-12)
-    # the truth from the raw table: the mean over all 40 users of p_u (q without data)
+    # the truth from the raw table: the mean over all the users of p_u (q without data)
     domain = pl.read_csv(alone / "spec/domain.csv", schema_overrides={"subcategory": pl.String})
     errors = pl.read_csv(out / "errors.csv", schema_overrides={"subcategory": pl.String})
     assert set(errors["method"]) == {"inversion", "norm_sub", "em", "prior"}

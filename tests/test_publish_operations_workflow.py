@@ -1,25 +1,34 @@
-"""What an operator does cannot break a publication, run through Snakemake on fresh copies of
-the project: a seeded release then a secure one (publish/ holds only the secure one, whole),
+"""What an operator does cannot break a publication, run through Snakemake on copies of the
+project: a seeded release then a secure one (publish/ holds only the secure one, whole),
 a renamed entry and a changed ``ledger:`` (the spend follows the users), ``--rerun-triggers
 mtime`` after a library edit (the budget is read live), kill -9 of the publish job at several
 points (the ledger counts every draw on disk after each, the next run cleans up), the events
 table as its own prior (refused), a spec reused without its old entry and from another folder,
-and private files 0600."""
+and private files 0600.
+
+Each run asks for what ``ldpsample publish`` asks for (the publish job's outputs). The tests that
+go on from one secure release of entry ``t`` (rename, mtime, kill, reused spec) continue in their
+own copy of one finished project, Snakemake's state ``.snakemake/`` included, as an operator
+continues in theirs; the file-mode test reads that project itself."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import shutil
 import stat
 import textwrap
+from pathlib import Path
 
 import polars as pl
 import pytest
 from _workflow import OTHERS_OFF, copy_workflow, snakemake, write_config
 from test_publish_workflow import PUBLIC_PRIOR, entry, events_table, public_table
 
+from ldpsample.cli.commands.publish import publish_targets
 from ldpsample.publish import Ledger
+from ldpsample.publish.ledger import REGISTRY
 
 pytestmark = pytest.mark.workflow
 
@@ -27,22 +36,51 @@ pytestmark = pytest.mark.workflow
 COST = 25.0
 
 
-@pytest.fixture
-def wd(tmp_path):
-    wd = copy_workflow(tmp_path / "wf")
+def new_project(folder):
+    """A fresh copy of the project with the tests' events and public tables in data/."""
+    wd = copy_workflow(folder / "wf")
     (wd / "data").mkdir()
     events_table().write_parquet(wd / "data/events.parquet")
     public_table().write_parquet(wd / "data/public.parquet")
     return wd
 
 
-def run(wd, events, *args, check=True, name="run"):
+@pytest.fixture
+def wd(tmp_path):
+    return new_project(tmp_path)
+
+
+def run(wd, events, *args, check=True, name="run", also=()):
+    """Run Snakemake with the entries ``events`` for every entry's publish outputs (the targets
+    of ``ldpsample publish``) and the files ``also``."""
+    targets = [path for key in events for path in publish_targets(wd, key, None)]
     config = write_config(wd, name, {**OTHERS_OFF, "events": events})
-    return snakemake(wd, "-c2", "--configfile", config, *args, check=check)
+    return snakemake(wd, "-c2", *targets, *also, "--configfile", config, *args, check=check)
 
 
 def secure(**changes):
     return entry(release_seed=None, **changes)
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    """A project after one secure release of entry ``t`` (no budget), with its evaluation's
+    per-user table: read it, never change it (continue in :func:`continued`)."""
+    wd = new_project(tmp_path_factory.mktemp("released"))
+    run(wd, {"t": secure()}, also=["results/events/t/per_user.parquet"])
+    return wd
+
+
+@pytest.fixture
+def continued(released, tmp_path):
+    """A copy of :func:`released` to go on from: results, ledger and ``.snakemake/`` with
+    their times, and the project's list of ledgers (``privacy/ledgers.json``, absolute paths)
+    naming the copy's own ledger, as if the release had been made in the copy."""
+    wd = shutil.copytree(released, tmp_path / "wf", symlinks=True)
+    registry = wd / REGISTRY
+    registry.write_text(registry.read_text().replace(str(released.resolve()), str(wd.resolve())))
+    assert Path(json.loads(registry.read_text())[0]).is_relative_to(wd.resolve())
+    return wd
 
 
 def spent(wd, ledger="privacy/ledger.sqlite", population="default"):
@@ -77,10 +115,10 @@ def test_a_seeded_release_then_a_secure_one_leaves_publish_holding_only_the_secu
     assert manifest["randomness"]["publishable"] is True
 
 
-def test_renaming_the_entry_or_changing_the_ledger_does_not_reset_the_spend(wd):
-    run(wd, {"old": secure(budget=30)})
-    assert set(spent(wd)) == {COST}
-    # the same users under a new name: the project ledger still holds their 25
+def test_renaming_the_entry_or_changing_the_ledger_does_not_reset_the_spend(continued):
+    wd = continued
+    assert set(spent(wd)) == {COST}  # entry t released once
+    # the same users under a new name (now with a budget): the project ledger still holds their 25
     proc = run(wd, {"renamed": secure(budget=30)}, check=False)
     assert proc.returncode != 0
     log = (wd / "logs/events_budget/renamed.log").read_text()
@@ -95,8 +133,8 @@ def test_renaming_the_entry_or_changing_the_ledger_does_not_reset_the_spend(wd):
     assert not (wd / "results/events/moved/publish").exists()
 
 
-def test_with_mtime_triggers_a_rerun_after_a_library_edit_checks_the_current_budget(wd):
-    run(wd, {"t": secure(budget=None)})
+def test_with_mtime_triggers_a_rerun_after_a_library_edit_checks_the_current_budget(continued):
+    wd = continued  # entry t released once, with no budget
     assert set(spent(wd)) == {COST}
     before = (wd / "results/events/t/publish/release.json").read_text()
     # a module the publish job imports and the budget gate does not (the accuracy plan): the
@@ -126,11 +164,12 @@ if point:
 
 
 def test_kill_9_of_the_publish_job_at_each_point_leaves_every_draw_on_disk_counted(
-    wd, tmp_path, monkeypatch
+    continued, tmp_path, monkeypatch
 ):
-    run(wd, {"t": secure()})
+    wd = continued  # entry t released once
     base = wd / "results/events/t"
     first = check_whole(base / "publish")
+    assert set(spent(wd)) == {COST}
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     (hooks / "sitecustomize.py").write_text(textwrap.dedent(KILLER))
@@ -161,8 +200,15 @@ def test_kill_9_of_the_publish_job_at_each_point_leaves_every_draw_on_disk_count
     assert releases.height == len(points) + 2 and last["release_id"] in releases["release_id"]
 
 
+@pytest.fixture(scope="module")
+def unreleased(tmp_path_factory):
+    """A project in which nothing is ever released (the refusals' tests share it)."""
+    return new_project(tmp_path_factory.mktemp("unreleased"))
+
+
 @pytest.mark.parametrize("how", ["same path", "a copy"])
-def test_the_events_table_as_its_own_prior_is_refused(wd, how):
+def test_the_events_table_as_its_own_prior_is_refused(unreleased, how):
+    wd = unreleased
     path = "data/events.parquet"
     if how == "a copy":
         (wd / "data/copy.parquet").write_bytes((wd / path).read_bytes())
@@ -176,40 +222,41 @@ def test_the_events_table_as_its_own_prior_is_refused(wd, how):
 
 
 def test_a_reused_spec_runs_without_the_old_entry_from_any_folder_and_shares_the_ledger(
-    wd, tmp_path
+    continued, tmp_path
 ):
-    run(wd, {"ml1m": secure(epsilons=[2])})
-    spec = "results/events/ml1m/publish/spec"
-    # a month later: only the new entry in the config, new users, the old spec
+    wd = continued  # entry t released once: every old user has spent 25
+    spec = "results/events/t/publish/spec"
+    # a month later: only new entries in the config, new users, the old spec from the project
+    # and (copied outside the project) from an operator's folder
     later = events_table(users=10, seed=5).with_columns(pl.col("user_id").str.replace("u", "v"))
     later.write_parquet(wd / "data/later.parquet")
-    reuse = dict(prior={"spec": spec}, epsilons=[2], path="data/later.parquet")
-    run(wd, {"later": secure(**reuse)})
-    base = wd / "results/events/later/publish"
-    assert (base / "spec/domain.csv").read_bytes() == (
-        wd / "results/events/ml1m/publish/spec/domain.csv"
-    ).read_bytes()
-    manifest = json.loads((base / "spec/manifest.json").read_text())
-    assert manifest["population"] == "default" and manifest["provenance"]["prior"]["path"] == spec
-    # the same old users again under the reused spec share the old entry's spend
-    proc = run(wd, {"again": secure(prior={"spec": spec}, epsilons=[2], budget=15)}, check=False)
-    assert proc.returncode != 0
-    assert "would be exceeded" in (wd / "logs/events_budget/again.log").read_text()
-    # the spec copied outside the project: no operator path in the manifest
     outside = tmp_path / "operator-home/specs/ml1m"
     outside.mkdir(parents=True)
     for name in ("domain.csv", "manifest.json"):
         (outside / name).write_bytes((wd / spec / name).read_bytes())
+    reuse = dict(path="data/later.parquet")
     run(
         wd,
-        {"copied": secure(prior={"spec": str(outside)}, epsilons=[2], path="data/later.parquet")},
+        {
+            "later": secure(prior={"spec": spec}, **reuse),
+            "copied": secure(prior={"spec": str(outside)}, **reuse),
+        },
     )
+    base = wd / "results/events/later/publish"
+    assert (base / "spec/domain.csv").read_bytes() == (wd / spec / "domain.csv").read_bytes()
+    manifest = json.loads((base / "spec/manifest.json").read_text())
+    assert manifest["population"] == "default" and manifest["provenance"]["prior"]["path"] == spec
+    # the spec copied outside the project: no operator path in the manifest
     text = (wd / "results/events/copied/publish/spec/manifest.json").read_text()
     assert str(tmp_path) not in text and '"path": "specs/ml1m"' in text
+    # the same old users again under the reused spec share the old entry's spend: 25 + 25 > 30
+    proc = run(wd, {"again": secure(prior={"spec": spec}, budget=30)}, check=False)
+    assert proc.returncode != 0
+    assert "would be exceeded" in (wd / "logs/events_budget/again.log").read_text()
 
 
-def test_private_files_are_0600_in_0700_folders(wd):
-    run(wd, {"t": secure()})
+def test_private_files_are_0600_in_0700_folders(released):
+    wd = released
     base = wd / "results/events/t"
     mode = lambda p: stat.S_IMODE(os.stat(p).st_mode)  # noqa: E731
     for private in (
