@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 import yaml
 
 from ldpsample.pipeline import checkout
+from ldpsample.publish.ledger import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -83,6 +85,20 @@ def copy_workflow(dest: Path) -> Path:
     along (conftest.compile_library): copied with their sources' times, the .pyc files stay
     valid until a test edits a source."""
     return checkout.copy_workflow(ROOT, dest)
+
+
+def continue_in_copy(workdir: Path, dest: Path) -> Path:
+    """A copy of the project ``workdir`` as it stands (results, logs, the ledger and Snakemake's
+    state in .snakemake/, with their times), for an operator sequence that goes on from a shared
+    run without touching it. The project's list of ledgers (``privacy/ledgers.json``, absolute
+    paths) names the copy's own ledger, as if the releases had been made in the copy (a plain
+    copy refuses every release: its users' spend sits in the original's ledger)."""
+    shutil.copytree(workdir, dest, symlinks=True)
+    registry = dest / REGISTRY
+    if registry.is_file():
+        text = registry.read_text(encoding="utf-8")
+        registry.write_text(text.replace(str(workdir.resolve()), str(dest.resolve())), "utf-8")
+    return dest
 
 
 def snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 1200):

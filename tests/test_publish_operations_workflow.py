@@ -16,14 +16,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import stat
 import textwrap
 from pathlib import Path
 
 import polars as pl
 import pytest
-from _workflow import OTHERS_OFF, copy_workflow, snakemake, write_config
+from _workflow import OTHERS_OFF, continue_in_copy, copy_workflow, snakemake, write_config
 from test_publish_workflow import PUBLIC_PRIOR, entry, events_table, public_table
 
 from ldpsample.cli.commands.publish import publish_targets
@@ -76,10 +75,8 @@ def continued(released, tmp_path):
     """A copy of :func:`released` to go on from: results, ledger and ``.snakemake/`` with
     their times, and the project's list of ledgers (``privacy/ledgers.json``, absolute paths)
     naming the copy's own ledger, as if the release had been made in the copy."""
-    wd = shutil.copytree(released, tmp_path / "wf", symlinks=True)
-    registry = wd / REGISTRY
-    registry.write_text(registry.read_text().replace(str(released.resolve()), str(wd.resolve())))
-    assert Path(json.loads(registry.read_text())[0]).is_relative_to(wd.resolve())
+    wd = continue_in_copy(released, tmp_path / "wf")
+    assert Path(json.loads((wd / REGISTRY).read_text())[0]).is_relative_to(wd.resolve())
     return wd
 
 

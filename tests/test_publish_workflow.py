@@ -29,6 +29,7 @@ import yaml
 from _workflow import (
     OTHERS_OFF,
     ROOT,
+    continue_in_copy,
     copy_workflow,
     events_entry,
     need_shared_data,
@@ -140,19 +141,6 @@ def release_targets(name, *tables):
     return [f"{base}/work/release.json", f"{base}/ledger.csv", f"{base}/release_report.csv"] + [
         f"{base}/{table}" for table in tables
     ]
-
-
-def continue_in_copy(wd, dest):
-    """A copy of the project ``wd`` as it stands (results, logs, the ledger in privacy/ and
-    Snakemake's state in .snakemake/, times kept), for an operator sequence that goes on from
-    a shared run without touching it. The ledger registry (privacy/ledgers.json, absolute
-    paths) names the copy's own ledger, as it would for a project moved to ``dest``."""
-    shutil.copytree(wd, dest, symlinks=True)
-    registry = dest / "privacy/ledgers.json"
-    if registry.is_file():
-        text = registry.read_text(encoding="utf-8")
-        registry.write_text(text.replace(str(wd.resolve()), str(dest.resolve())), "utf-8")
-    return dest
 
 
 def changed_events_table():
