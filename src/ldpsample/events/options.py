@@ -34,6 +34,7 @@ __all__ = [
     "OnBadRows",
     "OnNull",
     "PriorKind",
+    "attribute_prior",
 ]
 
 
@@ -193,10 +194,7 @@ class EventsOptions:
         that attribute's column. ``None`` keeps every attribute."""
         if attribute is None or not self.attributes:
             return self
-        prior = self.prior
-        if isinstance(prior, Mapping) and "path" in prior:
-            index = list(self.attributes).index(attribute)
-            prior = {**prior, "attributes": [list(prior["attributes"])[index]]}
+        prior = attribute_prior(self.prior, attributes=self.attributes, attribute=attribute)
         return dataclasses.replace(self, attributes=(attribute,), prior=prior)
 
     def params(self, fields: Iterable[str]) -> dict[str, Any]:
@@ -222,6 +220,16 @@ class EventsOptions:
                 value = _plain(value)
             out[name] = value
         return out
+
+
+def attribute_prior(prior: Any, *, attributes: Sequence[str], attribute: str | None) -> Any:
+    """``prior`` for one attribute's job: a public table's ``attributes`` (one column per
+    attribute of ``attributes``, in order) restricted to the column of ``attribute``; any other
+    prior, no attribute (``None``) or no attributes at all, ``prior`` as it is."""
+    if attribute is None or not attributes or not (isinstance(prior, Mapping) and "path" in prior):
+        return prior
+    index = list(attributes).index(attribute)
+    return {**prior, "attributes": [list(prior["attributes"])[index]]}
 
 
 def _plain(value: Any) -> Any:

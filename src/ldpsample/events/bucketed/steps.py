@@ -66,6 +66,7 @@ from ldpsample.events.bucketed.partials import write_partials as write_partials
 from ldpsample.events.bucketed.ranks import bucket_ranks, ranks_need_activity
 from ldpsample.events.bucketed.split import BATCH_ROWS as BATCH_ROWS
 from ldpsample.events.bucketed.split import split_partition
+from ldpsample.events.options import attribute_prior
 from ldpsample.events.reading.files import TableFiles
 from ldpsample.events.reading.scan import table_files
 from ldpsample.events.schemas import (
@@ -172,10 +173,6 @@ def histograms_in_buckets(
     names = list(opts.attributes) or ["all"]
     tables, priors = [], []
     for name in names:
-        attribute_prior = prior
-        if isinstance(prior, Mapping) and opts.attributes:
-            index = list(opts.attributes).index(name)
-            attribute_prior = {**prior, "attributes": [list(prior["attributes"])[index]]}
         table, q = attribute_priors(
             name,
             rows=rows,
@@ -183,7 +180,7 @@ def histograms_in_buckets(
             items=items,
             histograms=histograms,
             checks=checks,
-            prior=attribute_prior,
+            prior=attribute_prior(prior, attributes=opts.attributes, attribute=name),
             options=options,
         )
         tables.append(table)
