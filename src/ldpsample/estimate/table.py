@@ -298,9 +298,24 @@ def _item_rows(
     """A per-subcategory cell's rows (quantity ``item``)."""
     p_hat = estimates["inversion"]
     se = analytic_standard_errors(kernel, counts=counts, estimate=p_hat)
-    rows = [_rows(keys, items, "inversion", "analytic", p_hat, se, p_hat - z * se, p_hat + z * se)]
+    rows = [_analytic_rows(keys, items, p_hat, se, z)]
     rows.extend(_other_rows(keys, items, estimates, replicates, tails))
     return rows
+
+
+def _analytic_rows(keys, items, estimate, se, z, quantity=ITEM) -> pl.DataFrame:
+    """The inversion's rows with their analytic standard errors and ``estimate ± z se``."""
+    return _rows(
+        keys,
+        items,
+        "inversion",
+        "analytic",
+        estimate,
+        se,
+        estimate - z * se,
+        estimate + z * se,
+        quantity,
+    )
 
 
 def _other_rows(keys, items, estimates, replicates, tails, quantity=ITEM):
@@ -390,42 +405,30 @@ def _joint_rows(
     shares, se_s, conditional, se_c = joint_standard_errors(
         kernel, counts=counts, groups=groups, subcategories=len(names)
     )
+    # (shares, conditionals) of every method's estimate and of its bootstrap replicates
+    parts = {m: joint_quantities(estimates[m], groups, len(names)) for m in ("norm_sub", "em")}
+    parts["inversion"] = (shares, conditional)
+    replicate_parts = (
+        None
+        if replicates is None
+        else {m: joint_quantities(replicates[m], groups, len(names)) for m in METHODS}
+    )
     out = []
     for s, sub in enumerate(names):
         members = np.flatnonzero(groups == s)
         cell = (attribute, str(sub), eps)
-        out.append(
-            _rows(
-                cell,
-                [None],
-                "inversion",
-                "analytic",
-                shares[s : s + 1],
-                se_s[s : s + 1],
-                shares[s : s + 1] - z * se_s[s : s + 1],
-                shares[s : s + 1] + z * se_s[s : s + 1],
-                SHARE,
-            )
-        )
-        c, se = conditional[members], se_c[members]
         sub_items = [items[j] for j in members]
+        out.append(_analytic_rows(cell, [None], shares[[s]], se_s[[s]], z, SHARE))
         out.append(
-            _rows(
-                cell, sub_items, "inversion", "analytic", c, se, c - z * se, c + z * se, CONDITIONAL
-            )
+            _analytic_rows(cell, sub_items, conditional[members], se_c[members], z, CONDITIONAL)
         )
-        for quantity, take in ((SHARE, [s]), (CONDITIONAL, members)):
-            point = {}
-            for method in ("norm_sub", "em"):
-                share_m, cond_m = joint_quantities(estimates[method], groups, len(names))
-                point[method] = (share_m if quantity == SHARE else cond_m)[take]
-            point["inversion"] = (shares if quantity == SHARE else conditional)[take]
-            reps = None
-            if replicates is not None:
-                reps = {}
-                for method in METHODS:
-                    share_r, cond_r = joint_quantities(replicates[method], groups, len(names))
-                    reps[method] = (share_r if quantity == SHARE else cond_r)[:, take]
+        for k, (quantity, take) in enumerate(((SHARE, [s]), (CONDITIONAL, members))):
+            point = {m: part[k][take] for m, part in parts.items()}
+            reps = (
+                None
+                if replicate_parts is None
+                else {m: part[k][:, take] for m, part in replicate_parts.items()}
+            )
             labels = [None] if quantity == SHARE else sub_items
             out.extend(_other_rows(cell, labels, point, reps, tails, quantity))
     return out
