@@ -14,6 +14,7 @@ import sys
 import numpy as np
 import polars as pl
 import pytest
+from test_publish import histograms
 
 from ldpsample import (
     apply_minimax,
@@ -65,12 +66,6 @@ def joint_spec(prior, **changes):
     )
     options.update(changes)
     return build_spec(**options)
-
-
-def histograms(rows):
-    return pl.DataFrame(
-        rows, schema=["user", "attribute", "subcategory", "item", "count"], orient="row"
-    )
 
 
 # ---- the spec ------------------------------------------------------------------------------------
