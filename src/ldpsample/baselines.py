@@ -18,10 +18,10 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import rel_entr
 
 from ldpsample._types import FloatArray
 from ldpsample._validation import check_distributions, check_epsilon, check_integer
+from ldpsample.divergences import rel_entr_terms
 from ldpsample.minimax_sparse import check_csr, csr_masses
 
 __all__ = [
@@ -211,5 +211,5 @@ def randomized_response_divergences_sparse(
     users = lengths.size
     gap = np.bincount(row, weights=np.abs(p - values), minlength=users)
     tv = 0.5 * (gap + (n - lengths) * off)
-    kl = np.bincount(row, weights=rel_entr(p, values), minlength=users)
+    kl = np.bincount(row, weights=rel_entr_terms(p, values), minlength=users)
     return tv.astype(np.float64, copy=False), kl.astype(np.float64, copy=False)

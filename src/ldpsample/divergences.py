@@ -42,6 +42,7 @@ __all__ = [
     "get_divergence",
     "kl_divergence",
     "point_mass_divergence",
+    "rel_entr_terms",
     "tv_distance",
 ]
 
@@ -151,6 +152,18 @@ def _kl_terms(P: FloatArray, Q: FloatArray) -> FloatArray:
     from scipy.special import kl_div
 
     return kl_div(P, Q)
+
+
+def rel_entr_terms(P: ArrayLike, Q: ArrayLike) -> FloatArray:
+    """Elementwise ``P log(P/Q)``: 0 where ``P = 0``, ``inf`` where ``P > 0 = Q``
+    (:func:`scipy.special.rel_entr`); summed over one distribution's support it is KL(P || Q).
+
+    The sparse mechanisms' KL risks sum these terms. scipy.special is imported here, as in
+    :func:`_kl_terms`, so that the jobs that sample or publish without scoring a KL divergence
+    (they import the sparse mechanisms) do not load it."""
+    from scipy.special import rel_entr
+
+    return rel_entr(P, Q)
 
 
 def _chi2_f(t: FloatArray) -> FloatArray:

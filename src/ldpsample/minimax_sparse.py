@@ -29,10 +29,10 @@ from collections.abc import Iterator
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import rel_entr
 
 from ldpsample._types import FloatArray
 from ldpsample._validation import check_distributions
+from ldpsample.divergences import rel_entr_terms
 from ldpsample.minimax import MinimaxKernel
 
 __all__ = [
@@ -305,7 +305,7 @@ def minimax_divergences_sparse(
     for block in _blocks(kernel, ptr, idx, values):
         gap = np.maximum(block.p - block.released, 0.0)
         tv[block.users] = _row_sums(gap)
-        kl[block.users] = _row_sums(rel_entr(block.p, block.released))
+        kl[block.users] = _row_sums(rel_entr_terms(block.p, block.released))
     return tv, kl
 
 

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import rel_entr
 
 from ldpsample._types import FloatArray
 from ldpsample._validation import check_distribution, check_epsilon
+from ldpsample.divergences import rel_entr_terms
 from ldpsample.minimax_sparse import check_csr, csr_masses
 from ldpsample.mollifier.bounds import _bounds
 from ldpsample.mollifier.kl_normaliser import _H_TOL
@@ -272,7 +272,7 @@ def mollifier_divergences_sparse(
     users = ptr.size - 1
     result = project(mollifier, ptr, indices, row, p)
     tv = 0.5 * (_row_sum(row, np.abs(p - result.values), users) + result.off_mass)
-    kl = _row_sum(row, rel_entr(p, result.values), users)
+    kl = _row_sum(row, rel_entr_terms(p, result.values), users)
     empty = np.diff(ptr) == 0
     tv[empty] = 0.0
     kl[empty] = 0.0
