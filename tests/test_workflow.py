@@ -391,6 +391,10 @@ BOUNDS_CONFIG = {
             "epsilons": EPSILON_BOUNDS,
             "map_epsilons": EPSILON_BOUNDS,
         },
+        # S^2's closed form at both bounds; the exact-LP grids include the circle S^1, whose cap
+        # threshold falls out of double precision from ε ≈ 668 (r = 1): sphere_wpm names ε then
+        # (tests/test_wpm_sphere.py), so the grid comparison runs at the lower bound only.
+        "sphere": {"dims": [3], "epsilons": EPSILON_BOUNDS, "grid_epsilons": EPSILON_BOUNDS[:1]},
     },
 }
 
@@ -401,7 +405,8 @@ def test_every_stage_runs_at_the_epsilon_bounds(tmp_path):
     """ε = 1e-100 and ε = 700, the bounds the config check accepts, in every ε key: every stage
     runs, in folders eps~0.000…01 (100 decimals) and eps~700, and every kernel passes its
     privacy audit; the reproduction table is written too (its LP check of Theorem 1 counts the
-    values above ε = 20 as not checked; it failed on them)."""
+    values above ε = 20 as not checked; it failed on them). The sphere's closed form on S^2 runs
+    at both bounds."""
     workdir = copy_workflow(tmp_path / "clone")
     overlay = write_config(workdir, "bounds", BOUNDS_CONFIG)
     data_dir = str(SHARED_DATA)
@@ -427,6 +432,10 @@ def test_every_stage_runs_at_the_epsilon_bounds(tmp_path):
         assert (workdir / path).stat().st_size > 0, path
     values = pl.read_parquet(workdir / "results/synthetic/values.parquet")
     assert sorted(set(values["epsilon"])) == EPSILON_BOUNDS
+    sphere = pl.read_parquet(workdir / "results/wpm_sphere/scales.parquet").sort("epsilon")
+    assert sphere["epsilon"].to_list() == EPSILON_BOUNDS and set(sphere["d"]) == {3}
+    # the whole sphere at ε → 0 (scale 1), a cap of radius ~1e-101 at ε = 700: finite, positive
+    assert sphere["scale"][0] == 1.0 and 0.0 < sphere["scale"][1] < 1e-100, sphere
     assert values["value"].is_finite().all()
     for table in ("movielens/prior~ml-100k_weight~count", "avazu"):
         audit = pl.read_csv(workdir / "results" / table / "audit.csv")
