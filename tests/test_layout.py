@@ -197,3 +197,49 @@ def test_contributing_maps_every_package_and_events_step():
     )
     missing = [package for package in packages if f"`{package}" not in text]
     assert packages and not missing, f"CONTRIBUTING.md's module map lacks {missing}"
+
+
+# Jobs that count, sample, publish or combine start without scipy (its import is most of such a
+# job's start-up): the sparse mechanisms' KL terms import scipy.special where they are computed
+# (ldpsample.divergences.rel_entr_terms), so only a job that scores a KL risk loads it.
+SCIPY_FREE_SCRIPTS = (
+    "avazu_aggregate",
+    "events_bucket_histograms",
+    "events_bucket_ranks",
+    "events_budget",
+    "events_buckets",
+    "events_combine",
+    "events_histograms",
+    "events_metrics",
+    "events_priors",
+    "events_roster",
+    "events_spec",
+    "events_split",
+    "events_tops",
+    "movielens_aggregate",
+    "movielens_data",
+)
+SCRIPTS = LIBRARY.parents[1] / "scripts"
+
+
+def _imports_scipy(scripts: list[str]) -> bool:
+    """Whether running the import statements of ``scripts`` in one fresh interpreter loads scipy."""
+    lines = []
+    for name in scripts:
+        tree = ast.parse((SCRIPTS / f"{name}.py").read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.Import | ast.ImportFrom) and not (
+                isinstance(node, ast.ImportFrom) and node.module == "__future__"
+            ):
+                lines.append(ast.unparse(node))
+    code = "\n".join([*lines, "import sys", "print('scipy' in sys.modules)"])
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return run.stdout.strip() == "True"
+
+
+def test_counting_and_publishing_jobs_start_without_scipy():
+    if _imports_scipy(list(SCIPY_FREE_SCRIPTS)):
+        culprits = [name for name in SCIPY_FREE_SCRIPTS if _imports_scipy([name])]
+        pytest.fail(f"these scripts' imports load scipy: {culprits}")
+    # the check sees scipy where a script does load it
+    assert _imports_scipy(["events_estimate_errors"])
