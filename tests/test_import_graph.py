@@ -26,17 +26,44 @@ def _import_lines(script: Path) -> str:
     )
 
 
-def _really_imported(code: str) -> set[Path]:
-    """The ldpsample files a fresh interpreter has loaded after running ``code``."""
-    probe = (
-        f"{code}\nimport json, sys\n"
-        "print(json.dumps(sorted(m.__file__ for n, m in list(sys.modules.items())"
-        " if n.split('.')[0] == 'ldpsample' and getattr(m, '__file__', None))))"
+# Runs each script's import statements in turn in one interpreter, with every ldpsample module
+# dropped from sys.modules before each (so each script's imports execute the library afresh, as in
+# a job of its own; the third-party modules stay loaded, and no third-party module imports
+# ldpsample), and prints the ldpsample files loaded after each.
+PROBE = """
+import json, sys
+results = {}
+for name, code in json.loads(sys.stdin.read()).items():
+    for module in [m for m in sys.modules if m.split(".")[0] == "ldpsample"]:
+        del sys.modules[module]
+    exec(compile(code, name, "exec"), {"__name__": "__probe__"})
+    results[name] = sorted(
+        m.__file__ for n, m in list(sys.modules.items())
+        if n.split(".")[0] == "ldpsample" and getattr(m, "__file__", None)
     )
+print(json.dumps(results))
+"""
+
+
+def _really_imported(codes: dict[str, str]) -> dict[str, set[Path]]:
+    """The ldpsample files that running each of ``codes`` (name -> code) loads, each run
+    after the library was dropped from ``sys.modules`` (:data:`PROBE`)."""
     out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+        [sys.executable, "-c", PROBE],
+        input=json.dumps(codes),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
     ).stdout
-    return {Path(path).resolve() for path in json.loads(out.splitlines()[-1])}
+    loaded = json.loads(out.splitlines()[-1])
+    return {name: {Path(path).resolve() for path in files} for name, files in loaded.items()}
+
+
+@pytest.fixture(scope="module")
+def really_imported() -> dict[str, set[Path]]:
+    """What each script's imports load, by script name (one interpreter for all scripts)."""
+    return _really_imported({script.name: _import_lines(script) for script in SCRIPTS})
 
 
 def test_there_are_scripts():
@@ -45,10 +72,20 @@ def test_there_are_scripts():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.name)
-def test_the_closure_holds_every_module_a_script_imports(script):
+def test_the_closure_holds_every_module_a_script_imports(script, really_imported):
     closure = set(library_closure(LIBRARY, [script]))
-    missed = _really_imported(_import_lines(script)) - closure
+    missed = really_imported[script.name] - closure
     assert not missed, f"{script.name}: the static closure misses {sorted(map(str, missed))}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["theory_risk.py", "events_metrics.py", "wpm_figure.py"])
+def test_the_shared_probe_sees_what_a_fresh_interpreter_sees(name, really_imported):
+    """A script's imports run alone in a fresh interpreter load the same library files as in
+    the shared probe, after the scripts before it (lazy exports, the events and figure stacks)."""
+    assert list(really_imported).index(name) > 0
+    fresh = _really_imported({name: _import_lines(ROOT / "scripts" / name)})
+    assert fresh[name] == really_imported[name]
 
 
 def test_names_exported_lazily_resolve_to_their_modules():
