@@ -436,6 +436,32 @@ def test_estimate_command_writes_the_table_tests_and_figure(publication, tmp_pat
     assert nowhere.stderr.startswith(f"ldpsample estimate: error: --out {tmp_path / 'no'}")
 
 
+@pytest.mark.parametrize("epsilon", [40.0, 700.0])
+def test_at_the_largest_epsilons_the_estimators_equal_dense_numpy(epsilon):
+    """The inversion and its analytic standard errors at ε = 40 and the schema's 700 equal dense
+    numpy's K^{-T} h and sqrt((h (K^{-1})^2 - p̂^2) / N) (K is then well conditioned); at 700 the
+    kernel is the identity to double precision, so they are the frequencies h and the multinomial
+    sqrt(h (1 - h) / N). The banded solve's differences cancelled there (inf and NaN). A
+    publication cannot reach such ε (its sampling floor, docs/publishing.md), but the library's
+    estimators take any counts."""
+    q = np.geomspace(1e-9, 1.0, 12)
+    q /= q.sum()  # masses down to 1e-9 of the largest
+    kernel = structured_kernel(q, epsilon=epsilon)
+    counts = np.random.default_rng(9).multinomial(5000, np.full(12, 1 / 12), size=3)
+    h = counts / counts.sum(axis=1, keepdims=True)
+    estimate = inversion(kernel, counts=counts)
+    se = analytic_standard_errors(kernel, counts=counts, estimate=estimate)
+    K = minimax_kernel(q, epsilon=epsilon)
+    inverse = np.linalg.inv(K)
+    assert np.allclose(estimate, np.linalg.solve(K.T, h.T).T, rtol=0, atol=1e-12)
+    dense_se = np.sqrt(np.maximum(h @ inverse**2 - estimate**2, 0) / 5000)
+    assert np.allclose(se, dense_se, rtol=1e-9, atol=0)
+    if epsilon == 700.0:
+        # to the precision of the kernel's coefficients (log c ≈ -700 to an ulp: 1e-13 of c)
+        assert np.allclose(estimate, h, rtol=1e-12, atol=0)
+        assert np.allclose(se, np.sqrt(h * (1 - h) / 5000), rtol=1e-12, atol=0)
+
+
 def test_items_of_zero_prior_are_left_out_and_their_mass_counts_as_q(tmp_path):
     """An item in the domain without public mass (q = 0) is never released: the table leaves
     it out, and a user's mass on it reaches the released items as q."""
