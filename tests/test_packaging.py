@@ -87,15 +87,19 @@ ldpsample.cli.build_parser()
 print(sorted(m for m in sys.modules if m.split(".")[0] in {extras!r}))
 """
 
-#: The device client with seeded uniforms; prints its items and the extras' modules it loaded
-#: (the extras' names are the arguments).
+#: The device client with seeded uniforms on the spec folder ``argv[1]`` and the user's counts
+#: ``argv[2]`` (JSON rows ``attribute, subcategory, item, count``); prints the drawn
+#: (subcategory, item) pairs and the extras' modules it loaded (the extras' names: ``argv[3:]``).
 SEEDED_DEVICE = """
 import json, sys
 from ldpsample.publish import SeededUniforms, read_device_spec, release_on_device
-mine = {("all", "all"): {"news": 3, "music": 1}}
-rows = release_on_device(read_device_spec("spec"), mine, user="me", uniforms=SeededUniforms(5))
-heavy = sorted(m for m in sys.modules if m.split(".")[0] in sys.argv[1:])
-print(json.dumps({"items": [r["item"] for r in rows], "heavy": heavy}))
+mine = {}
+for attribute, subcategory, item, count in json.loads(sys.argv[2]):
+    mine.setdefault((attribute, subcategory), {})[item] = count
+spec = read_device_spec(sys.argv[1])
+rows = release_on_device(spec, mine, user="me", uniforms=SeededUniforms(5))
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in sys.argv[3:])
+print(json.dumps({"rows": [[r["subcategory"], r["item"]] for r in rows], "heavy": heavy}))
 """
 
 
@@ -123,8 +127,8 @@ def _device_example() -> str:
 def test_core_install_in_a_fresh_venv_runs_the_device_example(tmp_path):
     """``pip install <project>`` (no extras) into a fresh venv gives numpy and scipy only, and
     docs/publishing.md's device example runs there as printed on a spec the pipeline's writer
-    made; its seeded draws equal release_items' (the full install's); a name needing an extra
-    says which; ``ldpsample show`` prints the spec."""
+    made; its seeded draws equal release_items' (the full install's), of a per-subcategory and
+    of a joint spec; a name needing an extra says which; ``ldpsample show`` prints the spec."""
     import json
     import os
     import shutil
@@ -184,28 +188,42 @@ def test_core_install_in_a_fresh_venv_runs_the_device_example(tmp_path):
     rows = [line for line in example.stdout.splitlines() if line.startswith("{")]
     assert len(rows) == 2 * 3  # ε values x samples, one subcategory
 
-    proc = subprocess.run(
-        [str(python), "-c", SEEDED_DEVICE, *EXTRAS_PACKAGES],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        env=env,
+    # seeded draws, per subcategory and joint, equal release_items' (the full install's)
+    joint = build_spec(
+        name="demo",
+        key="events.demo",
+        attributes=["country"],
+        prior="uniform",
+        items=["news", "sports", "music"],
+        subcategories={"country": ["de", "fr"]},
+        epsilons=[1.0, 4.0],
+        samples=2,
+        release_mode="joint",
+        subcategory_shares={"country": {"de": 1, "fr": 3}},
     )
-    assert proc.returncode == 0, proc.stderr
-    got = json.loads(proc.stdout)
+    write_spec(joint, work / "joint")
     import polars as pl
 
-    mine = pl.DataFrame(
-        {
-            "user": ["me", "me"],
-            "attribute": "all",
-            "subcategory": "all",
-            "item": ["news", "music"],
-            "count": [3.0, 1.0],
-        }
-    )
-    want = release_items(spec, mine, uniforms=SeededUniforms(5)).released
-    assert got == {"items": want["item"].to_list(), "heavy": []}
+    for folder, made, counts in (
+        ("spec", spec, [("all", "all", "news", 3.0), ("all", "all", "music", 1.0)]),
+        ("joint", joint, [("country", "de", "news", 2.0), ("country", "fr", "music", 1.0)]),
+    ):
+        proc = subprocess.run(
+            [str(python), "-c", SEEDED_DEVICE, folder, json.dumps(counts), *EXTRAS_PACKAGES],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert proc.returncode == 0, proc.stderr
+        mine = pl.DataFrame(
+            [("me", *row) for row in counts],
+            schema=["user", "attribute", "subcategory", "item", "count"],
+            orient="row",
+        )
+        want = release_items(made, mine, uniforms=SeededUniforms(5)).released
+        pairs = [list(pair) for pair in want.select("subcategory", "item").iter_rows()]
+        assert json.loads(proc.stdout) == {"rows": pairs, "heavy": []}, folder
 
     needs_polars = subprocess.run(
         [str(python), "-c", "from ldpsample.publish import read_spec"],

@@ -143,19 +143,94 @@ def test_joint_spec_errors_name_their_key(tmp_path, changes, message):
         joint_spec(public_table(tmp_path / "public.parquet"), **changes)
 
 
-def test_the_device_client_reads_a_joint_spec_but_refuses_to_draw_it(tmp_path):
-    write_spec(joint_spec(public_table(tmp_path / "public.parquet")), tmp_path / "spec")
+def two_attribute_spec(**changes):
+    """A uniform-prior joint spec of two attributes (3 and 2 subcategories), π listed."""
+    options = dict(
+        name="t",
+        key="events.t",
+        attributes=["country", "device"],
+        prior="uniform",
+        items=["a", "b", "c"],
+        subcategories={"country": ["de", "fr", "it"], "device": ["phone", "tablet"]},
+        epsilons=[1.0, 4.0],
+        samples=2,
+        release_mode="joint",
+        subcategory_shares={
+            "country": {"de": 1, "fr": 2, "it": 5},
+            "device": {"phone": 3, "tablet": 1},
+        },
+    )
+    options.update(changes)
+    return build_spec(**options)
+
+
+@pytest.mark.parametrize("kind", ["public table", "two attributes"])
+def test_each_users_joint_draws_on_device_equal_release_items(tmp_path, kind):
+    """The core-install client draws a joint spec as release_items does: for the same uniforms
+    every user's rows are the same (one per attribute, ε and sample, naming the drawn
+    subcategory and item), with users without data (p := q) and counts outside the domain;
+    ``ldpsample show`` prints the mode and its cost."""
+    if kind == "public table":
+        spec = joint_spec(
+            public_table(tmp_path / "public.parquet"),
+            samples=2,
+            subcategory_shares={"grp": {"s1": 1, "s2": 3}},
+        )
+    else:
+        spec = two_attribute_spec()
+    write_spec(spec, tmp_path / "spec")
+    joint = spec.joint_domain()
+    keys = list(joint.select("attribute", "subcategory", "item").iter_rows())
+    rng = np.random.default_rng(6)
+    rows = [
+        (f"u{u:02d}", attribute, sub, item, float(rng.integers(1, 4)))
+        for u in range(30)
+        for attribute, sub, item in keys
+        if rng.random() < 0.25
+    ]
+    attribute = keys[0][0]
+    rows += [("u03", attribute, keys[0][1], "zz", 2.0), ("u90", attribute, "s9", "a", 1.0)]
+    users = sorted({r[0] for r in rows} | {"u95"})  # u90: only outside; u95: no data at all
+    hist = histograms(rows)
+    want = release_items(
+        read_spec(tmp_path / "spec"), hist, uniforms=SeededUniforms(8), users=users
+    ).released
     device = read_device_spec(tmp_path / "spec")
-    assert device.release_mode == "joint" and device.budget_bound == 3.0
-    with pytest.raises(SpecError, match="release_mode 'joint'"):
-        release_on_device(device, {}, user="u1", uniforms=SeededUniforms(0))
+    assert device.release_mode == "joint" and device.budget_bound == spec.budget_bound
+    got = []
+    for user in users:
+        counts: dict[tuple[str, str], dict[str, float]] = {}
+        for _, attr, sub, item, count in (r for r in rows if r[0] == user):
+            cell = counts.setdefault((attr, sub), {})
+            cell[item] = cell.get(item, 0.0) + count
+        got += release_on_device(device, counts, user=user, uniforms=SeededUniforms(8))
+    frame = pl.DataFrame(got, schema=want.schema).sort(
+        "epsilon", "attribute", "subcategory", "user", "sample"
+    )
+    attributes = len({k[0] for k in keys})
+    assert frame.height == want.height == len(users) * attributes * 2 * 2
+    assert frame.equals(want)
     shown = subprocess.run(
         [sys.executable, "-m", "ldpsample", "show", str(tmp_path / "spec")],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    assert "joint" in shown and "3.0 epsilon per user (attributes x" in shown
+    assert "joint" in shown and f"{spec.budget_bound} epsilon per user (attributes x" in shown
+
+
+def test_the_device_client_audits_the_joint_kernel_it_draws_from(tmp_path, monkeypatch):
+    """A leaky joint kernel (the minimax kernel at 2ε) releases nothing on the device either."""
+    write_spec(two_attribute_spec(), tmp_path / "spec")
+    device = read_device_spec(tmp_path / "spec")
+    assert len(release_on_device(device, {}, user="u", uniforms=SeededUniforms(1))) == 8
+
+    def leaky(q, *, epsilon):
+        return minimax_coefficients(q, epsilon=2 * epsilon)
+
+    monkeypatch.setattr(release_kernel, "minimax_release_kernel", leaky)
+    with pytest.raises(PrivacyAuditError, match=r"release of t, country='\(joint\)'.*exceeds"):
+        release_on_device(device, {}, user="u", uniforms=SeededUniforms(1))
 
 
 # ---- the draws, the audit and the ledger -------------------------------------------------------
@@ -361,17 +436,7 @@ def test_joint_key_conflicts_are_refused_before_any_job(changes, message):
 
 
 def test_with_two_attributes_the_charge_is_per_attribute_not_per_subcategory(tmp_path):
-    spec = build_spec(
-        name="t",
-        key="events.t",
-        attributes=["country", "device"],
-        prior="uniform",
-        items=["a", "b", "c"],
-        subcategories={"country": ["de", "fr", "it"], "device": ["phone", "tablet"]},
-        epsilons=[1.0, 4.0],
-        samples=2,
-        release_mode="joint",
-    )
+    spec = two_attribute_spec(subcategory_shares=None)
     assert spec.budget_bound == 2 * 5.0 * 2  # attributes × Σε × samples (not 5 subcategories)
     write_spec(spec, tmp_path / "spec")
     hist = histograms([("u1", "country", "fr", "b", 1.0), ("u1", "device", "phone", "a", 2.0)])

@@ -6,10 +6,13 @@ uniforms: the same release kernel
 (:func:`ldpsample.events.scoring.release_kernel.minimax_release_kernel`), audited before any draw
 (:func:`ldpsample.events.scoring.release_kernel.audit_kernel`), the same sparse inverse CDF
 (:func:`ldpsample.sample_minimax_sparse`) in the spec's domain order and the same uniform source
-(:mod:`ldpsample.publish.randomness`). Local differential privacy lets users "randomize their data
-on their own devices before sharing it with an *untrusted* curator" (Zamanlooy, Diaz & Asoodeh,
-AISTATS 2025, ``000_904d48b38ce41b65.txt`` Section 1): nothing but the public spec, secret uniforms
-and the user's own counts enters a draw, so each user can run this alone.
+(:mod:`ldpsample.publish.randomness`), for a per-subcategory spec and for a joint one (each
+attribute's joint domain of (subcategory, item) pairs with ``q = π(s) q_s(i)``, as
+:meth:`ldpsample.publish.ReleaseSpec.joint_domain`). Local differential privacy lets users
+"randomize their data on their own devices before sharing it with an *untrusted* curator"
+(Zamanlooy, Diaz & Asoodeh, AISTATS 2025, ``000_904d48b38ce41b65.txt`` Section 1): nothing but
+the public spec, secret uniforms and the user's own counts enters a draw, so each user can run
+this alone.
 
 A spec on disk is a folder with ``manifest.json`` and ``domain.csv``
 (:mod:`ldpsample.publish.spec`); :func:`read_device_spec` checks the format and the domain's
@@ -51,6 +54,9 @@ PathLike = str | os.PathLike[str]
 
 #: The spec format this reader understands (``manifest.json``'s ``format``).
 DEVICE_FORMAT = "ldpsample-release-spec/1"
+#: The subcategory label of an attribute's joint domain (release_mode: joint): the uniforms of
+#: its draws are named by it, and the operator's report and messages use it.
+JOINT_LABEL = "(joint)"
 _MANIFEST = "manifest.json"
 _DOMAIN_COLUMNS = ("attribute", "subcategory", "position", "item", "q")
 
@@ -182,16 +188,10 @@ def read_device_spec(path: PathLike) -> DeviceSpec:
     )
 
 
-def _user_rows(
-    spec: DeviceSpec, counts: Mapping[tuple[str, str], Mapping[str, float]]
-) -> dict[tuple[str, str], tuple[NDArray[np.int64], NDArray[np.float64]]]:
-    """Per subcategory of the spec, the user's positive counts as (positions, counts)."""
-    unknown = [key for key in counts if key not in spec.domains]
-    outside = sum(len(counts[key]) for key in unknown)
-    rows = {}
-    for key, (names, _q) in spec.domains.items():
-        mine = counts.get(key, {})
-        for item, count in mine.items():
+def _check_counts(spec: DeviceSpec, counts: Mapping[tuple[str, str], Mapping[str, float]]) -> None:
+    """Every count of the spec's subcategories is a real number in ``[0, inf)``."""
+    for key in spec.domains:
+        for item, count in counts.get(key, {}).items():
             if isinstance(count, bool) or not isinstance(count, numbers.Real):
                 raise TypeError(
                     f"counts[{key!r}][{item!r}]: {count!r} of type {type(count).__name__} is "
@@ -199,6 +199,48 @@ def _user_rows(
                 )
             if not 0 <= count < math.inf:
                 raise ValueError(f"counts[{key!r}][{item!r}]: {count!r} is not a finite count >= 0")
+
+
+Domains = Mapping[tuple[str, str], tuple[tuple[Any, ...], NDArray[np.float64]]]
+
+
+def _joint_domains(spec: DeviceSpec) -> dict[tuple[str, str], tuple[tuple[Any, ...], NDArray]]:
+    """A joint spec's domains: per attribute, key ``(attribute, JOINT_LABEL)``, its
+    ``(subcategory, item)`` pairs in spec order with ``q = π(s) q_s(i)`` (π: the manifest's
+    ``subcategory_shares``), as :meth:`ldpsample.publish.ReleaseSpec.joint_domain`."""
+    shares = spec.manifest["subcategory_shares"]
+    pairs: dict[str, list[tuple[str, str]]] = {}
+    priors: dict[str, list[NDArray[np.float64]]] = {}
+    for (attribute, subcategory), (names, q) in spec.domains.items():
+        pairs.setdefault(attribute, []).extend((subcategory, name) for name in names)
+        priors.setdefault(attribute, []).append(q * float(shares[attribute][subcategory]))
+    return {
+        (attribute, JOINT_LABEL): (tuple(pairs[attribute]), np.concatenate(priors[attribute]))
+        for attribute in pairs
+    }
+
+
+def _joint_counts(
+    counts: Mapping[tuple[str, str], Mapping[str, float]],
+) -> dict[tuple[str, str], dict[tuple[str, str], float]]:
+    """The user's counts on its attributes' joint domains: ``(attribute, JOINT_LABEL)`` ->
+    ``{(subcategory, item): count}``."""
+    joint: dict[tuple[str, str], dict[tuple[str, str], float]] = {}
+    for (attribute, subcategory), mine in counts.items():
+        cell = joint.setdefault((attribute, JOINT_LABEL), {})
+        cell.update({(subcategory, item): count for item, count in mine.items()})
+    return joint
+
+
+def _user_rows(
+    domains: Domains, counts: Mapping[tuple[str, str], Mapping[Any, float]]
+) -> dict[tuple[str, str], tuple[NDArray[np.int64], NDArray[np.float64]]]:
+    """Per domain, the user's positive counts as (positions, counts)."""
+    unknown = [key for key in counts if key not in domains]
+    outside = sum(len(counts[key]) for key in unknown)
+    rows = {}
+    for key, (names, _q) in domains.items():
+        mine = counts.get(key, {})
         position = {name: index for index, name in enumerate(names)}
         kept = sorted(
             (position[item], float(count))
@@ -226,7 +268,10 @@ def release_on_device(
     user: str,
     uniforms: UniformSource,
 ) -> list[dict[str, Any]]:
-    """One user's released items under ``spec``: one per (subcategory, ε, sample).
+    """One user's released items under ``spec``: one per (subcategory, ε, sample), or for a
+    joint spec (``release_mode: joint``) one per (attribute, ε, sample), drawn on the attribute's
+    joint ``(subcategory, item)`` domain with ``q = π(s) q_s(i)`` from the user's counts there
+    (``p := q`` without any), its row naming the drawn subcategory and item.
 
     Parameters
     ----------
@@ -256,21 +301,22 @@ def release_on_device(
     ValueError
         A negative, NaN or infinite count.
     SpecError
-        A joint release (``release_mode: joint``): this client draws per-subcategory releases
-        only (a joint one is drawn by :func:`ldpsample.publish.release_items`).
+        A ``release_mode`` other than ``per_subcategory`` and ``joint``.
     ldpsample.events.PrivacyAuditError
         If a kernel's realised ε exceeds its ε (nothing is returned).
     """
-    if spec.release_mode != "per_subcategory":
+    if spec.release_mode not in ("per_subcategory", "joint"):
         raise SpecError(
-            f"spec {spec.name!r}: release_mode {spec.release_mode!r}: the device client draws "
-            "per-subcategory releases only; draw a joint release with "
-            "ldpsample.publish.release_items"
+            f"spec {spec.name!r}: release_mode {spec.release_mode!r} is not 'per_subcategory' "
+            "or 'joint'"
         )
     user = str(user)
-    rows = _user_rows(spec, counts)
+    _check_counts(spec, counts)
+    joint = spec.release_mode == "joint"
+    domains = _joint_domains(spec) if joint else spec.domains
+    rows = _user_rows(domains, _joint_counts(counts) if joint else counts)
     draws = []
-    for (attribute, subcategory), (names, q) in spec.domains.items():
+    for (attribute, subcategory), (names, q) in domains.items():
         positions, data = rows[(attribute, subcategory)]
         if spec.attributes_public and positions.size == 0:
             continue
@@ -284,14 +330,15 @@ def release_on_device(
                     [user], attribute=attribute, subcategory=subcategory, epsilon=eps, sample=sample
                 )
                 (index,) = sample_minimax_sparse(K, indptr, positions, data, uniforms=u)
+                drawn_subcategory, item = names[index] if joint else (subcategory, names[index])
                 draws.append(
                     {
                         "epsilon": eps,
                         "user": user,
                         "attribute": attribute,
-                        "subcategory": subcategory,
+                        "subcategory": drawn_subcategory,
                         "sample": sample,
-                        "item": names[index],
+                        "item": item,
                     }
                 )
     draws.sort(key=lambda d: (d["epsilon"], d["attribute"], d["subcategory"], d["sample"]))

@@ -35,7 +35,13 @@ from numpy.typing import NDArray
 
 from ldpsample import __version__
 from ldpsample.pipeline.io import write_json, write_text
-from ldpsample.publish.device import DEVICE_FORMAT, SpecError, file_sha256, read_manifest
+from ldpsample.publish.device import (
+    DEVICE_FORMAT,
+    JOINT_LABEL,
+    SpecError,
+    file_sha256,
+    read_manifest,
+)
 
 __all__ = [
     "DOMAIN_FILE",
@@ -79,9 +85,6 @@ MECHANISM = (
 PER_SUBCATEGORY = "per_subcategory"
 JOINT = "joint"
 RELEASE_MODES = (PER_SUBCATEGORY, JOINT)
-#: The subcategory label of an attribute's joint domain in the operator's report and in
-#: messages about the joint kernel.
-JOINT_LABEL = "(joint)"
 JOINT_MECHANISM = (
     "joint release (release_mode: joint): per attribute, one draw per sample and epsilon from "
     "the same sampler on the attribute's joint (subcategory, item) domain with prior "
