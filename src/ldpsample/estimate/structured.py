@@ -165,10 +165,9 @@ class StructuredKernel:
         ``x = (w D)^{-1} r`` until no entry moves by more than 4 ulp of itself; None when it does
         not settle in ``_SERIES_STEPS`` steps or its steps stop shrinking by half each (the
         iteration's matrix ``(w D)^{-1} C`` then has too large a spectral radius: smaller
-        ``w``). Each step is one O(n) product with
-        ``C``. Entries far below the largest keep their relative accuracy: none is a difference
-        of nearly equal numbers, unlike ``E^T T^{-1} E r`` once ``w`` nears the reciprocal of
-        the machine precision."""
+        ``w``). Each step is one O(n) product with ``C``. Entries far below the largest keep
+        their relative accuracy: none is a difference of nearly equal numbers, unlike
+        ``E^T T^{-1} E r`` once ``w`` nears the reciprocal of the machine precision."""
         scale = self._w * self.kernel.c
         x = r / scale
         ulp = np.finfo(float).eps
@@ -210,18 +209,18 @@ class StructuredKernel:
         ``(w + 1) c_i g_i + s_i sum_{j<i} c_j t_j + c_i t_i sum_{j>i} s_j = 1``.
 
         Where :meth:`_solve_g_series` settles (large ``w``: ``G`` is close to ``w D``) the columns
-        come from it, scaled by ``w`` (``s = w G^{-1} e_1``, ``t = G^{-1} e_n /
-        (w s_n)``), since their entries below the diagonal fall to ``~1/w`` of it: the banded
-        solve's differences cancel there (inf from ε ≈ 37), and unscaled ``s_n`` underflows near
-        ε = 700. Elsewhere they come from the banded solve.
+        come from it, scaled by ``w`` (``s = w G^{-1} e_1``, ``t = G^{-1} e_n / (w s_n)``), since
+        their entries below the diagonal fall to ``~1/w`` of it: the banded solve's differences
+        cancel there (inf from ε ≈ 37), and unscaled ``s_n`` underflows near ε = 700. Elsewhere
+        they come from the banded solve.
         """
-        unit = np.zeros((2, self.n))
-        unit[0, 0] = 1.0
-        unit[1, -1] = 1.0
         if self._series_columns is not None:
             s, last = self._series_columns.copy()
             t = last / (self._w * s[-1])
         else:
+            unit = np.zeros((2, self.n))
+            unit[0, 0] = 1.0
+            unit[1, -1] = 1.0
             s, last = self._solve_g(unit)
             t = last / s[-1]
         # s_1 and t_n enter no entry below the diagonal and no g_i (scaled by w they are of
