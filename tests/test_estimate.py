@@ -462,6 +462,46 @@ def test_at_the_largest_epsilons_the_estimators_equal_dense_numpy(epsilon):
         assert np.allclose(se, np.sqrt(h * (1 - h) / 5000), rtol=1e-12, atol=0)
 
 
+@pytest.mark.slow
+def test_a_publication_at_epsilon_16_is_estimated_through_the_series_as_dense_numpy(tmp_path):
+    """At ε = 16 (publishable: the prior's masses are above the sampling floor) the kernels are
+    in the series' regime; the table's inversion and analytic standard errors equal dense
+    numpy's K^{-T} h and sqrt((h (K^{-1})^2 - p̂^2) / N), and ``ldpsample estimate`` writes the
+    same table."""
+    folder, _, _ = make_publication(tmp_path, users=300, epsilons=(16.0,))
+    read = read_publication(folder)
+    table = estimate_publication(read).table
+    for (country,), draws in read.draws.group_by("subcategory"):
+        items, q = read.spec.prior_of("country", country)
+        assert structured_kernel(q, epsilon=16.0)._series_columns is not None
+        counts = np.array([(draws["item"] == item).sum() for item in items], dtype=float)
+        h = counts / counts.sum()
+        K = minimax_kernel(q, epsilon=16.0)
+        expected = np.linalg.solve(K.T, h)
+        dense_se = np.sqrt(np.maximum(h @ np.linalg.inv(K) ** 2 - expected**2, 0) / counts.sum())
+        rows = table.filter(
+            (pl.col("subcategory") == country)
+            & (pl.col("method") == "inversion")
+            & (pl.col("interval") == "analytic")
+        )
+        got = dict(zip(rows["item"], zip(rows["estimate"], rows["se"], strict=True), strict=True))
+        assert np.allclose([got[i][0] for i in items], expected, rtol=0, atol=1e-12)
+        assert np.allclose([got[i][1] for i in items], dense_se, rtol=1e-9, atol=0)
+    out = tmp_path / "estimates.csv"
+    subprocess.run(
+        [sys.executable, "-m", "ldpsample", "estimate", str(folder), "--out", str(out)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    written = pl.read_csv(out)
+    assert written.select("item", "method", "interval").equals(
+        table.select("item", "method", "interval")
+    )
+    # rows without a standard error (Norm-Sub and EM without a bootstrap) hold NaN in both
+    assert np.allclose(
+        written["se"].to_numpy(), table["se"].to_numpy(), rtol=1e-12, atol=0, equal_nan=True
+    )
+
+
 def test_items_of_zero_prior_are_left_out_and_their_mass_counts_as_q(tmp_path):
     """An item in the domain without public mass (q = 0) is never released: the table leaves
     it out, and a user's mass on it reaches the released items as q."""
