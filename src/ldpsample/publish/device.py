@@ -54,6 +54,11 @@ PathLike = str | os.PathLike[str]
 
 #: The spec format this reader understands (``manifest.json``'s ``format``).
 DEVICE_FORMAT = "ldpsample-release-spec/1"
+#: Release modes: one draw per (subcategory, ε, sample), or one per (attribute, ε, sample) on
+#: the attribute's joint (subcategory, item) domain.
+PER_SUBCATEGORY = "per_subcategory"
+JOINT = "joint"
+RELEASE_MODES = (PER_SUBCATEGORY, JOINT)
 #: The subcategory label of an attribute's joint domain (release_mode: joint): the uniforms of
 #: its draws are named by it, and the operator's report and messages use it.
 JOINT_LABEL = "(joint)"
@@ -101,7 +106,7 @@ class DeviceSpec:
     @property
     def release_mode(self) -> str:
         """``per_subcategory``, or ``joint`` (one draw per attribute on the joint domain)."""
-        return str(self.manifest.get("release_mode", "per_subcategory"))
+        return str(self.manifest.get("release_mode", PER_SUBCATEGORY))
 
     @property
     def budget_bound(self) -> float:
@@ -109,7 +114,7 @@ class DeviceSpec:
         a joint release attributes × Σε × samples."""
         units = (
             len({attribute for attribute, _ in self.domains})
-            if self.release_mode == "joint"
+            if self.release_mode == JOINT
             else len(self.domains)
         )
         return units * float(sum(self.epsilons)) * self.samples
@@ -201,10 +206,10 @@ def _check_counts(spec: DeviceSpec, counts: Mapping[tuple[str, str], Mapping[str
                 raise ValueError(f"counts[{key!r}][{item!r}]: {count!r} is not a finite count >= 0")
 
 
-Domains = Mapping[tuple[str, str], tuple[tuple[Any, ...], NDArray[np.float64]]]
+_Domains = Mapping[tuple[str, str], tuple[tuple[Any, ...], NDArray[np.float64]]]
 
 
-def _joint_domains(spec: DeviceSpec) -> dict[tuple[str, str], tuple[tuple[Any, ...], NDArray]]:
+def _joint_domains(spec: DeviceSpec) -> _Domains:
     """A joint spec's domains: per attribute, key ``(attribute, JOINT_LABEL)``, its
     ``(subcategory, item)`` pairs in spec order with ``q = π(s) q_s(i)`` (π: the manifest's
     ``subcategory_shares``), as :meth:`ldpsample.publish.ReleaseSpec.joint_domain`."""
@@ -233,7 +238,7 @@ def _joint_counts(
 
 
 def _user_rows(
-    domains: Domains, counts: Mapping[tuple[str, str], Mapping[Any, float]]
+    domains: _Domains, counts: Mapping[tuple[str, str], Mapping[Any, float]]
 ) -> dict[tuple[str, str], tuple[NDArray[np.int64], NDArray[np.float64]]]:
     """Per domain, the user's positive counts as (positions, counts)."""
     unknown = [key for key in counts if key not in domains]
@@ -305,14 +310,14 @@ def release_on_device(
     ldpsample.events.PrivacyAuditError
         If a kernel's realised ε exceeds its ε (nothing is returned).
     """
-    if spec.release_mode not in ("per_subcategory", "joint"):
+    if spec.release_mode not in RELEASE_MODES:
         raise SpecError(
-            f"spec {spec.name!r}: release_mode {spec.release_mode!r} is not 'per_subcategory' "
-            "or 'joint'"
+            f"spec {spec.name!r}: release_mode {spec.release_mode!r} is not one of "
+            f"{list(RELEASE_MODES)}"
         )
     user = str(user)
     _check_counts(spec, counts)
-    joint = spec.release_mode == "joint"
+    joint = spec.release_mode == JOINT
     domains = _joint_domains(spec) if joint else spec.domains
     rows = _user_rows(domains, _joint_counts(counts) if joint else counts)
     draws = []

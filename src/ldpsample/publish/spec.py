@@ -37,7 +37,10 @@ from ldpsample import __version__
 from ldpsample.pipeline.io import write_json, write_text
 from ldpsample.publish.device import (
     DEVICE_FORMAT,
+    JOINT,
     JOINT_LABEL,
+    PER_SUBCATEGORY,
+    RELEASE_MODES,
     SpecError,
     file_sha256,
     read_manifest,
@@ -80,11 +83,6 @@ MECHANISM = (
     "histogram p over a subcategory's domain releases one item drawn from pK per sample and "
     "epsilon; a user with no data there releases a draw from qK = q"
 )
-#: Release modes: one draw per (subcategory, ε, sample), or one per (attribute, ε, sample) on
-#: the attribute's joint (subcategory, item) domain.
-PER_SUBCATEGORY = "per_subcategory"
-JOINT = "joint"
-RELEASE_MODES = (PER_SUBCATEGORY, JOINT)
 JOINT_MECHANISM = (
     "joint release (release_mode: joint): per attribute, one draw per sample and epsilon from "
     "the same sampler on the attribute's joint (subcategory, item) domain with prior "
