@@ -82,8 +82,8 @@ def _load_yaml(path: Path) -> Any:
 def _parsed_yaml(path: Path, size: int, mtime_ns: int) -> Any:
     import yaml
 
-    # libyaml's parser where PyYAML was built with it: the same safe constructor, a tenth of the
-    # parse time (the schema files are parsed at every Snakemake start).
+    # libyaml's parser where PyYAML was built with it, with the same safe constructor: the schema
+    # files are parsed at every Snakemake start (its cost: docs/performance.md).
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(path, encoding="utf-8") as handle:
         return yaml.load(handle, Loader=loader)
