@@ -18,11 +18,16 @@ LIBRARY = ROOT / "src" / "ldpsample"
 SCRIPTS = sorted((ROOT / "scripts").glob("*.py"))
 
 
-def _import_lines(script: Path) -> str:
-    """The script's top-level import statements (the rest needs Snakemake's ``snakemake``)."""
+def import_lines(script: Path) -> str:
+    """The script's top-level import statements (the rest needs Snakemake's ``snakemake``),
+    without ``from __future__`` ones (they import nothing, and several scripts' lines may be
+    joined into one program)."""
     tree = ast.parse(script.read_text(encoding="utf-8"))
     return "\n".join(
-        ast.unparse(node) for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)
+        ast.unparse(node)
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")
     )
 
 
@@ -63,7 +68,7 @@ def _really_imported(codes: dict[str, str]) -> dict[str, set[Path]]:
 @pytest.fixture(scope="module")
 def really_imported() -> dict[str, set[Path]]:
     """What each script's imports load, by script name (one interpreter for all scripts)."""
-    return _really_imported({script.name: _import_lines(script) for script in SCRIPTS})
+    return _really_imported({script.name: import_lines(script) for script in SCRIPTS})
 
 
 def test_there_are_scripts():
@@ -84,7 +89,7 @@ def test_the_shared_probe_sees_what_a_fresh_interpreter_sees(name, really_import
     """A script's imports run alone in a fresh interpreter load the same library files as in
     the shared probe, after the scripts before it (lazy exports, the events and figure stacks)."""
     assert list(really_imported).index(name) > 0
-    fresh = _really_imported({name: _import_lines(ROOT / "scripts" / name)})
+    fresh = _really_imported({name: import_lines(ROOT / "scripts" / name)})
     assert fresh[name] == really_imported[name]
 
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_import_graph import import_lines
 
 from ldpsample.pipeline import config_check
 
@@ -224,14 +225,7 @@ SCRIPTS = LIBRARY.parents[1] / "scripts"
 
 def _imports_scipy(scripts: list[str]) -> bool:
     """Whether running the import statements of ``scripts`` in one fresh interpreter loads scipy."""
-    lines = []
-    for name in scripts:
-        tree = ast.parse((SCRIPTS / f"{name}.py").read_text(encoding="utf-8"))
-        for node in tree.body:
-            if isinstance(node, ast.Import | ast.ImportFrom) and not (
-                isinstance(node, ast.ImportFrom) and node.module == "__future__"
-            ):
-                lines.append(ast.unparse(node))
+    lines = [import_lines(SCRIPTS / f"{name}.py") for name in scripts]
     code = "\n".join([*lines, "import sys", "print('scipy' in sys.modules)"])
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return run.stdout.strip() == "True"
