@@ -20,6 +20,7 @@ from ldpsample.publish import (
     release_on_device,
     write_spec,
 )
+from ldpsample.publish.client import RELEASED_SCHEMA
 from ldpsample.publish.spec import DOMAIN_SCHEMA
 
 
@@ -73,6 +74,21 @@ def _histograms(n_users: int, seed: int) -> pl.DataFrame:
     )
 
 
+def release_on_devices(device, hist: pl.DataFrame, *, users, seed: int) -> pl.DataFrame:
+    """Every user of ``users`` releases on its own device from its rows of ``hist`` (summed per
+    item) with ``SeededUniforms(seed)``: the rows of all, as release_items' frame is sorted."""
+    got = []
+    for user in users:
+        counts: dict[tuple[str, str], dict[str, float]] = {}
+        for row in hist.filter(pl.col("user") == user).iter_rows(named=True):
+            cell = counts.setdefault((row["attribute"], row["subcategory"]), {})
+            cell[row["item"]] = cell.get(row["item"], 0.0) + row["count"]
+        got += release_on_device(device, counts, user=user, uniforms=SeededUniforms(seed))
+    return pl.DataFrame(got, schema=RELEASED_SCHEMA).sort(
+        "epsilon", "attribute", "subcategory", "user", "sample"
+    )
+
+
 def test_device_spec_equals_read_spec(tmp_path):
     folder = _spec(tmp_path)
     full, light = read_spec(folder), read_device_spec(folder)
@@ -91,17 +107,8 @@ def test_each_users_draws_on_device_equal_release_items(tmp_path, attributes_pub
     folder = _spec(tmp_path, attributes_public=attributes_public)
     hist = _histograms(40, seed=2)
     want = release_items(read_spec(folder), hist, uniforms=SeededUniforms(9)).released
-    light = read_device_spec(folder)
-    got = []
-    for (user,), rows in hist.sort("user").group_by("user", maintain_order=True):
-        counts: dict[tuple[str, str], dict[str, float]] = {}
-        for row in rows.iter_rows(named=True):
-            cell = counts.setdefault((row["attribute"], row["subcategory"]), {})
-            cell[row["item"]] = cell.get(row["item"], 0.0) + row["count"]
-        got += release_on_device(light, counts, user=user, uniforms=SeededUniforms(9))
-    got_frame = pl.DataFrame(got, schema=want.schema).sort(
-        "epsilon", "attribute", "subcategory", "user", "sample"
-    )
+    users = sorted(set(hist["user"]))
+    got_frame = release_on_devices(read_device_spec(folder), hist, users=users, seed=9)
     assert got_frame.height == want.height > 0
     assert got_frame.equals(want)
 

@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 import pytest
 from test_publish import histograms
+from test_publish_device import release_on_devices
 
 from ldpsample import (
     apply_minimax,
@@ -197,16 +198,7 @@ def test_each_users_joint_draws_on_device_equal_release_items(tmp_path, kind):
     ).released
     device = read_device_spec(tmp_path / "spec")
     assert device.release_mode == "joint" and device.budget_bound == spec.budget_bound
-    got = []
-    for user in users:
-        counts: dict[tuple[str, str], dict[str, float]] = {}
-        for _, attr, sub, item, count in (r for r in rows if r[0] == user):
-            cell = counts.setdefault((attr, sub), {})
-            cell[item] = cell.get(item, 0.0) + count
-        got += release_on_device(device, counts, user=user, uniforms=SeededUniforms(8))
-    frame = pl.DataFrame(got, schema=want.schema).sort(
-        "epsilon", "attribute", "subcategory", "user", "sample"
-    )
+    frame = release_on_devices(device, hist, users=users, seed=8)
     attributes = len({k[0] for k in keys})
     assert frame.height == want.height == len(users) * attributes * 2 * 2
     assert frame.equals(want)
