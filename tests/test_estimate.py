@@ -121,18 +121,32 @@ def test_norm_sub_lands_on_the_simplex_and_keeps_points_of_it(values):
     assert np.ptp(x[kept] - out[kept]) < 1e-9
 
 
+def dense_inversion(q, *, epsilon, counts):
+    """Dense numpy's inversion ``K^{-T} h`` of released ``counts`` (a row or rows) and its
+    standard errors ``sqrt(diag(K^{-T} (diag(h) - h h^T) K^{-1}) / N)``."""
+    K = minimax_kernel(q, epsilon=epsilon)
+    inverse = np.linalg.inv(K)
+    counts = np.asarray(counts, dtype=float)
+    h = counts / counts.sum(axis=-1, keepdims=True)
+    estimate = np.linalg.solve(K.T, h.T).T
+    variance = np.array(
+        [
+            np.diag(inverse.T @ (np.diag(row) - np.outer(row, row)) @ inverse)
+            for row in np.atleast_2d(h)
+        ]
+    ).reshape(h.shape)
+    return estimate, np.sqrt(variance / counts.sum(axis=-1, keepdims=True))
+
+
 def test_inversion_and_standard_errors_match_dense_numpy():
     rng = np.random.default_rng(5)
-    K = minimax_kernel(Q10, epsilon=1.5)
-    counts = rng.multinomial(800, Q10 @ K).astype(float)
+    counts = rng.multinomial(800, Q10 @ minimax_kernel(Q10, epsilon=1.5)).astype(float)
     kernel = structured_kernel(Q10, epsilon=1.5)
     p_hat = inversion(kernel, counts=counts)
-    h = counts / counts.sum()
-    assert np.allclose(p_hat, np.linalg.solve(K.T, h), atol=1e-12)
-    inverse = np.linalg.inv(K)
-    covariance = inverse.T @ (np.diag(h) - np.outer(h, h)) @ inverse / counts.sum()
+    expected, expected_se = dense_inversion(Q10, epsilon=1.5, counts=counts)
+    assert np.allclose(p_hat, expected, atol=1e-12)
     se = analytic_standard_errors(kernel, counts=counts, estimate=p_hat)
-    assert np.allclose(se, np.sqrt(np.diag(covariance)), rtol=1e-9)
+    assert np.allclose(se, expected_se, rtol=1e-9)
 
 
 # ---- Monte Carlo over simulated publications ---------------------------------------------------
@@ -451,11 +465,9 @@ def test_at_the_largest_epsilons_the_estimators_equal_dense_numpy(epsilon):
     h = counts / counts.sum(axis=1, keepdims=True)
     estimate = inversion(kernel, counts=counts)
     se = analytic_standard_errors(kernel, counts=counts, estimate=estimate)
-    K = minimax_kernel(q, epsilon=epsilon)
-    inverse = np.linalg.inv(K)
-    assert np.allclose(estimate, np.linalg.solve(K.T, h.T).T, rtol=0, atol=1e-12)
-    dense_se = np.sqrt(np.maximum(h @ inverse**2 - estimate**2, 0) / 5000)
-    assert np.allclose(se, dense_se, rtol=1e-9, atol=0)
+    expected, expected_se = dense_inversion(q, epsilon=epsilon, counts=counts)
+    assert np.allclose(estimate, expected, rtol=0, atol=1e-12)
+    assert np.allclose(se, expected_se, rtol=1e-9, atol=0)
     if epsilon == 700.0:
         # to the precision of the kernel's coefficients (log c ≈ -700 to an ulp: 1e-13 of c)
         assert np.allclose(estimate, h, rtol=1e-12, atol=0)
@@ -475,10 +487,7 @@ def test_a_publication_at_epsilon_16_is_estimated_through_the_series_as_dense_nu
         items, q = read.spec.prior_of("country", country)
         assert structured_kernel(q, epsilon=16.0)._series_columns is not None
         counts = np.array([(draws["item"] == item).sum() for item in items], dtype=float)
-        h = counts / counts.sum()
-        K = minimax_kernel(q, epsilon=16.0)
-        expected = np.linalg.solve(K.T, h)
-        dense_se = np.sqrt(np.maximum(h @ np.linalg.inv(K) ** 2 - expected**2, 0) / counts.sum())
+        expected, expected_se = dense_inversion(q, epsilon=16.0, counts=counts)
         rows = table.filter(
             (pl.col("subcategory") == country)
             & (pl.col("method") == "inversion")
@@ -486,7 +495,7 @@ def test_a_publication_at_epsilon_16_is_estimated_through_the_series_as_dense_nu
         )
         got = dict(zip(rows["item"], zip(rows["estimate"], rows["se"], strict=True), strict=True))
         assert np.allclose([got[i][0] for i in items], expected, rtol=0, atol=1e-12)
-        assert np.allclose([got[i][1] for i in items], dense_se, rtol=1e-9, atol=0)
+        assert np.allclose([got[i][1] for i in items], expected_se, rtol=1e-9, atol=0)
     out = tmp_path / "estimates.csv"
     subprocess.run(
         [sys.executable, "-m", "ldpsample", "estimate", str(folder), "--out", str(out)],
