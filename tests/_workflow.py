@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+import snakemake_fork
 import yaml
 
 from ldpsample.pipeline import checkout
@@ -102,16 +100,10 @@ def continue_in_copy(workdir: Path, dest: Path) -> Path:
 
 
 def snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 1200):
-    """Run ``python -m snakemake *args`` in ``workdir``; return the CompletedProcess."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "snakemake", *args],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-    )
+    """Run Snakemake's command line with ``args`` in ``workdir`` (``python -m snakemake``, as
+    a fork of a process that has imported Snakemake: tests/snakemake_fork.py); return the
+    CompletedProcess."""
+    proc = snakemake_fork.run(args, cwd=workdir, timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(
             f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"

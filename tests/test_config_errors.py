@@ -12,11 +12,11 @@ import copy
 import os
 import re
 import subprocess
-import sys
 
 import numpy as np
 import polars as pl
 import pytest
+import snakemake_fork
 import yaml
 from _workflow import ROOT, copy_workflow, job_stats, snakemake, write_config
 from hypothesis import example, given
@@ -128,15 +128,7 @@ SNAKEMAKE_NOTES = ("Using workflow specific profile", "Using profile", "Config f
 def _console(workdir, *args: str) -> subprocess.CompletedProcess:
     """Run Snakemake as on a terminal: stdout and stderr in one stream, in the order written
     (unbuffered; Snakemake logs to stdout in a dry run, to stderr otherwise)."""
-    return subprocess.run(
-        [sys.executable, "-m", "snakemake", *args],
-        cwd=workdir,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        timeout=600,
-    )
+    return snakemake_fork.run(args, cwd=workdir, merge_stderr=True, timeout=600)
 
 
 def _first_error_line(console: str) -> str:

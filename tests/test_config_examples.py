@@ -1,24 +1,17 @@
 """Every overlay in config/examples/ is valid and plans the jobs its comment promises (a dry run
 of the command written in its header, on a workflow copy: one for the module, since a dry run
-leaves no results).
-
-The dry runs, the examples' and the paper config's, run Snakemake's command line
-(``snakemake.cli.main``, what ``python -m snakemake`` runs) one after the other in one
-interpreter: each after the first saves the interpreter's start and Snakemake's imports."""
+leaves no results)."""
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 
 import pytest
 from _workflow import (
     ROOT,
     SHARED_DATA,
     copy_workflow,
-    job_stats,
+    dry_run,
     need_shared_data,
     shared_data_skip_reason,
 )
@@ -32,20 +25,6 @@ EXPECTED = {
     "publish-movielens.yaml": {"movielens_data": 1, "events_spec": 1, "events_publish": 1},
 }
 PAPER = ["--configfile", "config/paper.yaml", "--config", f"data_dir={SHARED_DATA}"]
-
-#: Snakemake's command line once per argument list of argv[1] (JSON), each console part
-#: opened by a marker line on stdout and stderr and closed by the exit status on stderr.
-DRY_RUNS = """
-import json, sys
-from snakemake.cli import main
-for index, argv in enumerate(json.loads(sys.argv[1])):
-    for stream in (sys.stdout, sys.stderr):
-        print(f"<<< dry run {index} >>>", file=stream, flush=True)
-    try:
-        main(argv)
-    except SystemExit as exc:
-        print(f"<<< exit {exc.code} >>>", file=sys.stderr, flush=True)
-"""
 
 
 def example_args(example) -> list[str]:
@@ -70,26 +49,7 @@ def plans(tmp_path_factory) -> dict[str, dict[str, int]]:
     commands = {e.name: example_args(e) for e in EXAMPLES if has_data or not needs_data(e)}
     if has_data:
         commands["paper"] = PAPER
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            DRY_RUNS,
-            json.dumps([["--dry-run", *a] for a in commands.values()]),
-        ],
-        cwd=clone,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    outs = done.stdout.split("<<< dry run ")[1:]
-    errs = done.stderr.split("<<< dry run ")[1:]
-    assert len(outs) == len(errs) == len(commands), done.stderr[-3000:]
-    result = {}
-    for name, out, err in zip(commands, outs, errs, strict=True):
-        assert "<<< exit 0 >>>" in err, (name, out, err)
-        result[name] = job_stats(out + err)
-    return result
+    return {name: dry_run(clone, *args)[0] for name, args in commands.items()}
 
 
 def test_every_example_is_listed_here():

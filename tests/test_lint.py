@@ -7,14 +7,13 @@ import subprocess
 import sys
 
 import pytest
+import snakemake_fork
 from _workflow import ROOT
 
 
 @pytest.mark.workflow
 def test_lint_and_format_are_clean():
-    lint = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--lint"], cwd=ROOT, capture_output=True, text=True
-    )
+    lint = snakemake_fork.run(["--lint"], cwd=ROOT)
     assert lint.returncode == 0 and "Lints for" not in lint.stdout + lint.stderr, lint.stdout
     fmt = subprocess.run(
         [sys.executable, "-m", "snakefmt", "--check", "."], cwd=ROOT, capture_output=True, text=True

@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 import pytest
 import readme_clone
+import snakemake_fork
 import yaml
 from _workflow import (
     ROOT,
@@ -195,14 +196,8 @@ def dry_run_after_the_move(default_run):
     """`SLURM_CONF=/dev/null snakemake --dry-run` in the moved default run, once: docs/cluster.md's
     local command (the variable only keeps the SLURM plugin's import from waiting on
     `scontrol`; it plans as the plain command does)."""
-    return subprocess.run(
-        [sys.executable, "-m", "snakemake", "--dry-run"],
-        cwd=default_run,
-        env={**os.environ, "SLURM_CONF": "/dev/null"},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    env = {**os.environ, "SLURM_CONF": "/dev/null"}
+    return snakemake_fork.run(["--dry-run"], cwd=default_run, env=env, timeout=600)
 
 
 def test_nothing_left_to_do_after_a_run(dry_run_after_the_move):

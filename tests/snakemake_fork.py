@@ -1,0 +1,248 @@
+"""Snakemake runs for the tests, each a fork of one interpreter that has imported Snakemake.
+
+A run is ``snakemake.cli.main(args)``, what ``python -m snakemake`` runs, in a process of its
+own with the run's working folder, environment and arguments, stdin from /dev/null and stdout
+and stderr to files. The process is forked from a server (this file run as a script, one per
+pytest process) that imported Snakemake and the third-party modules it loads once, so a run
+skips the interpreter's start and those imports, most of the CPU of a short run.
+
+The server imports nothing of the project: each run reads the Snakefile, the rules and the
+library from disk, and Snakemake starts every job in a fresh interpreter, so a test that edits
+any of them sees its edit. Only modules outside the project are shared, loaded once in the
+server's environment and folder; the one state among them that a run reads, Snakemake's
+run directory, is set to the run's folder. ``LDPSAMPLE_TEST_SNAKEMAKE=subprocess`` runs every
+Snakemake as ``python -m snakemake`` instead (docs/testing.md).
+
+The protocol: the client writes one JSON request per line on the server's stdin (``args``,
+``cwd``, ``env``, ``stdout``, ``stderr``: file paths, ``stderr`` null for "with stdout"); the
+server answers on its stdout with ``{"pid": ...}`` once the run's process exists and
+``{"returncode": ...}`` when it has ended (the negative signal number if a signal ended it).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+from pathlib import Path
+
+#: What the server imports before its first fork: Snakemake's command line and the modules a
+#: run of this workflow loads from outside the project (a dry run and a real run of the default
+#: config), so that no run spends its CPU importing them. A name that fails to import is
+#: skipped (a run then imports it itself, as a subprocess would).
+PRELOAD = (
+    "snakemake.cli",
+    "snakemake.api",
+    "snakemake.dag",
+    "snakemake.scheduling.job_scheduler",
+    "snakemake.jobs",
+    "snakemake.persistence",
+    "snakemake.report",
+    "snakemake.script",
+    "snakemake.shell",
+    "snakemake.workflow",
+    "snakemake.profiles",
+    "snakemake.assets",
+    "snakemake.report.html_reporter",
+    "snakemake_executor_plugin_slurm",
+    "snakemake_executor_plugin_slurm_jobstep",
+    "pandas",
+    "yaml",
+    "jsonschema",
+    "fastjsonschema",
+    "docutils.core",
+    "nbformat",
+    "jinja2",
+    "pygments",
+    "requests",
+    "smart_open",
+    "yte",
+    "dpath",
+    "PIL.Image",
+    "argparse_dataclass",
+    "difflib",
+    "graphlib",
+    "packaging.version",
+    "platformdirs",
+)
+
+#: The environment variable that picks how the tests run Snakemake.
+MODE_VARIABLE = "LDPSAMPLE_TEST_SNAKEMAKE"
+#: The environment the server starts in: this process's when the tests are collected, before
+#: any test changes it (a run gets the environment of its call).
+_SERVER_ENV = dict(os.environ)
+
+
+# --- the server (this file run as a script) -------------------------------------------------
+
+
+def _serve() -> None:
+    """Import ``PRELOAD``, then fork one run per request line until stdin closes."""
+    import contextlib
+    import importlib
+
+    replies = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # anything an import prints goes to stderr, not into the replies
+    for name in PRELOAD:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    main = sys.modules["snakemake.cli"].main
+    entry = str(Path(sys.modules["snakemake"].__file__).with_name("__main__.py"))
+    for line in sys.stdin:
+        request = json.loads(line)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            replies.close()
+            _run(main, entry, request)  # never returns
+        replies.write(json.dumps({"pid": pid}) + "\n")
+        _, status = os.waitpid(pid, 0)
+        replies.write(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}) + "\n")
+
+
+def _run(main, entry: str, request: dict) -> None:
+    """In the forked process: set up the run's streams, folder and environment, run Snakemake's
+    command line, and exit with its status without returning to the server's loop."""
+    code = 1
+    try:
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        out = os.open(request["stdout"], flags, 0o644)
+        os.dup2(out, 1)
+        os.dup2(os.open(request["stderr"], flags, 0o644) if request["stderr"] else out, 2)
+        os.chdir(request["cwd"])
+        # The one import-time state of Snakemake that a run reads: the Workflow class records
+        # the folder it was imported in as the run directory (``python -m snakemake`` imports
+        # it in the run's folder; test_snakemake_fork.py compares the consoles).
+        sys.modules["snakemake.workflow"].Workflow._rundir = str(Path.cwd().absolute())
+        os.environ.clear()
+        os.environ.update(request["env"])
+        sys.argv = [entry, *request["args"]]
+        try:
+            main(request["args"])
+            code = 0
+        except SystemExit as exit_:
+            if exit_.code is None or isinstance(exit_.code, int):
+                code = exit_.code or 0
+            else:
+                print(exit_.code, file=sys.stderr)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        try:
+            atexit._run_exitfuncs()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+# --- the client (imported by the tests) ----------------------------------------------------
+
+
+class _Server:
+    """One server process and the lock that keeps its runs one at a time."""
+
+    def __init__(self) -> None:
+        env = {**_SERVER_ENV, "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-u", __file__],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+            bufsize=1,
+        )
+        self.lock = threading.Lock()
+        atexit.register(self.stop)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+    def _reply(self, timeout: float | None) -> dict | None:
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            return None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the Snakemake fork server ended ({self.proc.wait()})")
+        return json.loads(line)
+
+    def run(
+        self, args: list[str], cwd: Path, env: dict[str, str], timeout: float, merge: bool
+    ) -> subprocess.CompletedProcess:
+        with self.lock, tempfile.TemporaryDirectory(prefix="snakemake-run-") as streams:
+            out, err = Path(streams, "stdout"), Path(streams, "stderr")
+            request = {
+                "args": list(args),
+                "cwd": str(Path(cwd).resolve()),
+                "env": env,
+                "stdout": str(out),
+                "stderr": None if merge else str(err),
+            }
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+            pid = self._reply(None)["pid"]
+            done = self._reply(timeout)
+            if done is None:
+                os.kill(pid, signal.SIGKILL)
+                self._reply(None)
+                stderr = None if merge else err.read_text(errors="replace")
+                raise subprocess.TimeoutExpired(
+                    ["snakemake", *args], timeout, out.read_text(errors="replace"), stderr
+                )
+            return subprocess.CompletedProcess(
+                ["snakemake", *args],
+                done["returncode"],
+                out.read_text(errors="replace"),
+                None if merge else err.read_text(errors="replace"),
+            )
+
+
+_SERVER: _Server | None = None
+
+
+def run(
+    args: list[str] | tuple[str, ...],
+    *,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    timeout: float = 1200,
+    merge_stderr: bool = False,
+) -> subprocess.CompletedProcess:
+    """Run Snakemake's command line with ``args`` in ``cwd`` (environment ``env``, default this
+    process's, with ``PYTHONUNBUFFERED=1``); return the CompletedProcess with text stdout and
+    stderr (stderr None and folded into stdout with ``merge_stderr``, in the order written).
+    Raises ``subprocess.TimeoutExpired`` after ``timeout`` seconds, the run killed."""
+    global _SERVER
+    env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
+    if os.environ.get(MODE_VARIABLE, "fork") == "subprocess":
+        return subprocess.run(
+            [sys.executable, "-m", "snakemake", *args],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+            text=True,
+            timeout=timeout,
+        )
+    if _SERVER is None or _SERVER.proc.poll() is not None:
+        _SERVER = _Server()
+    return _SERVER.run(list(args), Path(cwd), env, timeout, merge_stderr)
+
+
+if __name__ == "__main__":
+    _serve()

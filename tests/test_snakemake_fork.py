@@ -1,0 +1,122 @@
+"""The tests' way of running Snakemake (tests/snakemake_fork.py) behaves as ``python -m
+snakemake``: the same console and exit status, the run's own folder and environment, the
+project's files read afresh at every run, and a run past its timeout killed."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import snakemake_fork
+
+pytestmark = pytest.mark.workflow
+
+#: A workflow whose jobs read the environment, the folder and a module beside the Snakefile
+#: (``env`` after ``value``, so that a dry run lists them in one order).
+SNAKEFILE = """\
+from helper import VALUE
+
+
+rule all:
+    input:
+        "env.txt",
+
+
+rule value:
+    output:
+        "value.txt",
+    run:
+        Path(output[0]).write_text(VALUE)
+
+
+rule env:
+    input:
+        "value.txt",
+    output:
+        "env.txt",
+    shell:
+        "echo $FORK_TEST_MARK > {output}; pwd >> {output}"
+
+
+rule fail:
+    shell:
+        "exit 3"
+
+
+rule slow:
+    shell:
+        "sleep 30"
+"""
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "Snakefile").write_text("from pathlib import Path\n" + SNAKEFILE)
+    (tmp_path / "helper.py").write_text('VALUE = "first"\n')
+    return tmp_path
+
+
+def _python_m_snakemake(project, *args, env):
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=project,
+        env={**env, "PYTHONUNBUFFERED": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+#: What differs between any two runs of one command: times, the run's UUID, argparse's
+#: choices (printed in the order of a set, which hash randomisation shuffles).
+_RUN_SPECIFIC = (
+    (re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:?\d\d:?\d\d(\.\d+)?"), lambda m: "<time>"),
+    (re.compile(r"\[\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4}\]"), lambda m: "<time>"),
+    (re.compile(r"Elapsed time: \S+"), lambda m: "Elapsed time: <elapsed>"),
+    (re.compile(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}"), lambda m: "<uuid>"),
+    (re.compile(r"\{([\w-]+(,[\w-]+)+)\}"), lambda m: ",".join(sorted(m[1].split(",")))),
+)
+
+
+def _comparable(console: str) -> str:
+    """The console without what differs between any two runs (``_RUN_SPECIFIC``)."""
+    for pattern, replace in _RUN_SPECIFIC:
+        console = pattern.sub(replace, console)
+    return console
+
+
+def test_a_run_sees_its_folder_environment_and_the_projects_files_afresh(project, monkeypatch):
+    monkeypatch.setenv("FORK_TEST_MARK", "one")
+    first = snakemake_fork.run(["--cores", "1"], cwd=project)
+    assert first.returncode == 0, first.stderr
+    assert (project / "env.txt").read_text().split() == ["one", str(project.resolve())]
+    assert (project / "value.txt").read_text() == "first"
+    # An edit of a module the Snakefile imports is what the next run uses.
+    (project / "helper.py").write_text('VALUE = "second"\n')
+    second = snakemake_fork.run(["--cores", "1", "--forceall"], cwd=project)
+    assert second.returncode == 0, second.stderr
+    assert (project / "value.txt").read_text() == "second"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--dry-run", "--forceall"], ["--cores", "1", "fail"], ["--no-such-option"]],
+    ids=["dry run", "failing job", "bad argument"],
+)
+def test_the_console_and_status_are_python_m_snakemakes(project, args, monkeypatch):
+    monkeypatch.setenv("FORK_TEST_MARK", "x")
+    forked = snakemake_fork.run(args, cwd=project)
+    plain = _python_m_snakemake(project, *args, env=dict(os.environ))
+    assert forked.returncode == plain.returncode
+    assert _comparable(forked.stdout) == _comparable(plain.stdout)
+    assert _comparable(forked.stderr) == _comparable(plain.stderr)
+
+
+def test_a_run_past_its_timeout_is_killed_and_the_next_run_works(project):
+    with pytest.raises(subprocess.TimeoutExpired):
+        snakemake_fork.run(["--cores", "1", "slow"], cwd=project, timeout=5)
+    again = snakemake_fork.run(["--cores", "1", "--unlock"], cwd=project)
+    assert again.returncode == 0, again.stderr
