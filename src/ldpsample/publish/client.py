@@ -277,28 +277,37 @@ def release_items(
             what = f"release of {spec.name}, {attribute}={subcategory!r}, epsilon={eps!r}"
             K = _release.minimax_release_kernel(q, epsilon=eps)
             realized = _release.audit_kernel(K, epsilon=eps, what=f"{what}, minimax")
-            for sample in range(spec.samples):
-                u = uniforms.uniforms(
-                    names.to_list(),
-                    attribute=attribute,
-                    subcategory=subcategory,
-                    epsilon=eps,
-                    sample=sample,
+            user_list = names.to_list()
+            drawn = [
+                sample_minimax_sparse(
+                    K,
+                    indptr,
+                    indices,
+                    data,
+                    uniforms=uniforms.uniforms(
+                        user_list,
+                        attribute=attribute,
+                        subcategory=subcategory,
+                        epsilon=eps,
+                        sample=sample,
+                    ),
                 )
-                index = sample_minimax_sparse(K, indptr, indices, data, uniforms=u)
-                released[eps].append(
-                    pl.DataFrame(
-                        {
-                            "epsilon": np.full(names.len(), eps),
-                            "user": names,
-                            "attribute": pl.repeat(attribute, names.len(), eager=True),
-                            "subcategory": pl.repeat(subcategory, names.len(), eager=True),
-                            "sample": np.full(names.len(), sample, dtype=np.int64),
-                            "item": items.gather(index),
-                        },
-                        schema=RELEASED_SCHEMA,
-                    )
+                for sample in range(spec.samples)
+            ]
+            count = names.len() * spec.samples
+            released[eps].append(
+                pl.DataFrame(
+                    {
+                        "epsilon": np.full(count, eps),
+                        "user": pl.concat([names] * spec.samples) if count else names,
+                        "attribute": pl.repeat(attribute, count, eager=True),
+                        "subcategory": pl.repeat(subcategory, count, eager=True),
+                        "sample": np.repeat(np.arange(spec.samples, dtype=np.int64), names.len()),
+                        "item": items.gather(np.concatenate(drawn) if drawn else []),
+                    },
+                    schema=RELEASED_SCHEMA,
                 )
+            )
             report.append(
                 (
                     attribute,
