@@ -22,6 +22,7 @@ server answers on its stdout with ``{"pid": ...}`` once the run's process exists
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import select
@@ -30,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import traceback
 from pathlib import Path
 
@@ -85,7 +87,6 @@ _SERVER_ENV = dict(os.environ)
 
 def _serve() -> None:
     """Import ``PRELOAD``, then fork one run per request line until stdin closes."""
-    import contextlib
     import importlib
 
     replies = os.fdopen(os.dup(1), "w", buffering=1)
@@ -161,6 +162,8 @@ class _Server:
             text=True,
             bufsize=1,
         )
+        self.replies = self.proc.stdout.fileno()
+        self.pending = b""
         self.lock = threading.Lock()
         atexit.register(self.stop)
 
@@ -173,12 +176,19 @@ class _Server:
                 self.proc.kill()
 
     def _reply(self, timeout: float | None) -> dict | None:
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if not ready:
-            return None
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"the Snakemake fork server ended ({self.proc.wait()})")
+        """The server's next reply, or None if none came within ``timeout`` seconds. Read
+        from the pipe's descriptor into ``self.pending``: a buffered reader could take both
+        replies of a short run at once and leave the second to a wait that never ends."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self.pending:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([self.replies], [], [], wait)[0]:
+                return None
+            chunk = os.read(self.replies, 1 << 16)
+            if not chunk:
+                raise RuntimeError(f"the Snakemake fork server ended ({self.proc.wait()})")
+            self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
         return json.loads(line)
 
     def run(
@@ -198,7 +208,8 @@ class _Server:
             pid = self._reply(None)["pid"]
             done = self._reply(timeout)
             if done is None:
-                os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
                 self._reply(None)
                 stderr = None if merge else err.read_text(errors="replace")
                 raise subprocess.TimeoutExpired(
