@@ -10,8 +10,12 @@ The server imports nothing of the project: each run reads the Snakefile, the rul
 library from disk, and Snakemake starts every job in a fresh interpreter, so a test that edits
 any of them sees its edit. Only modules outside the project are shared, loaded once in the
 server's environment and folder; the one state among them that a run reads, Snakemake's
-run directory, is set to the run's folder. ``LDPSAMPLE_TEST_SNAKEMAKE=subprocess`` runs every
-Snakemake as ``python -m snakemake`` instead (docs/testing.md).
+run directory, is set to the run's folder. What an interpreter reads when it starts cannot be
+set after the fork, so a run whose ``PYTHON*`` or locale variables differ from the server's
+runs as ``python -m snakemake``. Each run is a process group with its jobs: a timeout kills
+them all, as does an interrupted wait, which also replaces the server.
+``LDPSAMPLE_TEST_SNAKEMAKE=subprocess`` runs every Snakemake as ``python -m snakemake`` instead
+(docs/testing.md).
 
 The protocol: the client writes one JSON request per line on the server's stdin (``args``,
 ``cwd``, ``env``, ``stdout``, ``stderr``: file paths, ``stderr`` null for "with stdout"); the
@@ -107,6 +111,8 @@ def _serve() -> None:
         if pid == 0:
             replies.close()
             _run(main, entry, request)  # never returns
+        with contextlib.suppress(OSError):  # the child's own call may have come first
+            os.setpgid(pid, pid)
         replies.write(json.dumps({"pid": pid}) + "\n")
         _, status = os.waitpid(pid, 0)
         replies.write(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}) + "\n")
@@ -117,6 +123,8 @@ def _run(main, entry: str, request: dict) -> None:
     command line, and exit with its status without returning to the server's loop."""
     code = 1
     try:
+        # The run and its jobs in a process group of their own, which the client kills whole.
+        os.setpgid(0, 0)
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
         out = os.open(request["stdout"], flags, 0o644)
@@ -130,6 +138,7 @@ def _run(main, entry: str, request: dict) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         sys.argv = [entry, *request["args"]]
+        sys.path[0] = request["cwd"]  # ``python -m`` puts the current folder first
         try:
             main(request["args"])
             code = 0
@@ -208,22 +217,42 @@ class _Server:
             }
             self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
-            pid = self._reply(None)["pid"]
-            done = self._reply(timeout)
+            pid = None
+            try:
+                pid = self._reply(None)["pid"]
+                done = self._reply(timeout)
+                if done is None:
+                    _kill_group(pid)
+                    self._reply(None)
+            except BaseException:
+                # Interrupted (a signal, or the server ended) with the run's reply unread: end
+                # the run, its jobs and this server, which the next call replaces.
+                if pid is not None:
+                    _kill_group(pid)
+                self.proc.kill()
+                self.proc.wait()
+                raise
+            stdout = out.read_text(errors="replace")
+            stderr = None if merge else err.read_text(errors="replace")
             if done is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                self._reply(None)
-                stderr = None if merge else err.read_text(errors="replace")
-                raise subprocess.TimeoutExpired(
-                    ["snakemake", *args], timeout, out.read_text(errors="replace"), stderr
-                )
+                raise subprocess.TimeoutExpired(["snakemake", *args], timeout, stdout, stderr)
             return subprocess.CompletedProcess(
-                ["snakemake", *args],
-                done["returncode"],
-                out.read_text(errors="replace"),
-                None if merge else err.read_text(errors="replace"),
+                ["snakemake", *args], done["returncode"], stdout, stderr
             )
+
+
+def _kill_group(pid: int) -> None:
+    """Kill a run's process group: the forked Snakemake and every job it started."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _starts_alike(env: dict[str, str]) -> bool:
+    """Whether an interpreter started with ``env`` would start as the server did: the same
+    ``PYTHON*`` variables (``sys.path``, the hash seed, the streams' encoding) and locale. A run
+    whose environment differs there runs as ``python -m snakemake``."""
+    keys = {k for k in (*env, *_SERVER_ENV) if k.startswith(("PYTHON", "LC_")) or k == "LANG"}
+    return all(env.get(k) == _SERVER_ENV.get(k) for k in keys - {"PYTHONUNBUFFERED"})
 
 
 _SERVER: _Server | None = None
@@ -240,10 +269,11 @@ def run(
     """Run Snakemake's command line with ``args`` in ``cwd`` (environment ``env``, default this
     process's, with ``PYTHONUNBUFFERED=1``); return the CompletedProcess with text stdout and
     stderr (stderr None and folded into stdout with ``merge_stderr``, in the order written).
-    Raises ``subprocess.TimeoutExpired`` after ``timeout`` seconds, the run killed."""
+    Raises ``subprocess.TimeoutExpired`` after ``timeout`` seconds, the run and its jobs
+    killed."""
     global _SERVER
     env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
-    if os.environ.get(MODE_VARIABLE, "fork") == "subprocess":
+    if os.environ.get(MODE_VARIABLE, "fork") == "subprocess" or not _starts_alike(env):
         return subprocess.run(
             [sys.executable, "-m", "snakemake", *args],
             cwd=cwd,

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 import snakemake_fork
@@ -48,7 +51,7 @@ rule fail:
 
 rule slow:
     shell:
-        "sleep 30"
+        "echo $$ > slow.pid; exec sleep 30"
 """
 
 
@@ -115,8 +118,79 @@ def test_the_console_and_status_are_python_m_snakemakes(project, args, monkeypat
     assert _comparable(forked.stderr) == _comparable(plain.stderr)
 
 
-def test_a_run_past_its_timeout_is_killed_and_the_next_run_works(project):
+def test_a_run_past_its_timeout_is_killed_with_its_jobs_and_the_next_run_works(project):
     with pytest.raises(subprocess.TimeoutExpired):
         snakemake_fork.run(["--cores", "1", "slow"], cwd=project, timeout=5)
+    job = int((project / "slow.pid").read_text())
+    deadline = time.monotonic() + 10
+    while _alive(job) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(job), "the timed-out run's job is still running"
     again = snakemake_fork.run(["--cores", "1", "--unlock"], cwd=project)
     assert again.returncode == 0, again.stderr
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs (a zombie does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def test_an_interrupted_run_ends_with_its_jobs_and_the_next_run_is_in_step(project):
+    """A signal during the wait (here SIGALRM's handler raising, as Ctrl-C would) leaves the
+    run's reply unread: the run and its job are killed, and the next run gets its own reply."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.alarm(4)
+        with pytest.raises(KeyboardInterrupt):
+            snakemake_fork.run(["--cores", "1", "slow"], cwd=project)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    job = int((project / "slow.pid").read_text())
+    deadline = time.monotonic() + 10
+    while _alive(job) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(job)
+    snakemake_fork.run(["--cores", "1", "--unlock"], cwd=project)
+    done = snakemake_fork.run(["--cores", "1", "value.txt"], cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert (project / "value.txt").read_text() == "first"
+
+
+def test_a_run_imports_from_its_folder_and_its_pythonpath(tmp_path, monkeypatch):
+    """As with ``python -m snakemake``, a Snakefile in a subfolder imports modules of the run's
+    folder and of the run's PYTHONPATH (a run whose PYTHONPATH differs from the server's is not
+    forked: an interpreter reads it when it starts)."""
+    (tmp_path / "wf").mkdir()
+    (tmp_path / "extra").mkdir()
+    (tmp_path / "in_folder.py").write_text('A = "folder"\n')
+    (tmp_path / "extra" / "on_path.py").write_text('B = "path"\n')
+    (tmp_path / "wf" / "Snakefile").write_text(
+        "from in_folder import A\n"
+        "from on_path import B\n\n\n"
+        "rule all:\n"
+        "    output:\n"
+        '        "both.txt",\n'
+        "    run:\n"
+        '        open(output[0], "w").write(A + B)\n'
+    )
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "extra"))
+    proc = snakemake_fork.run(["-s", "wf/Snakefile", "--cores", "1"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "both.txt").read_text() == "folderpath"
+    # without it, the run's folder is still first on the path
+    monkeypatch.delenv("PYTHONPATH")
+    (tmp_path / "wf" / "Snakefile").write_text(
+        (tmp_path / "wf" / "Snakefile").read_text().replace("from on_path import B", 'B = ""')
+    )
+    proc = snakemake_fork.run(["-s", "wf/Snakefile", "--cores", "1", "--forceall"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "both.txt").read_text() == "folder"
