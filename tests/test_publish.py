@@ -41,6 +41,7 @@ from ldpsample.publish import (
     spec_sha256,
     write_spec,
 )
+from ldpsample.publish.client import RELEASED_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -243,6 +244,16 @@ def test_every_user_releases_in_every_subcategory_unless_attributes_are_public(t
         release_items(spec, hist, uniforms=SeededUniforms(1), users=["u1", "u3"])
     listed = release_items(spec, hist, uniforms=SeededUniforms(1), users=["u1", "u2", "u3", "u9"])
     assert sorted(set(listed.released["user"])) == ["u1", "u2", "u3", "u9"]
+
+
+def test_a_spec_without_samples_releases_no_row(tmp_path):
+    """The release's rows are assembled per subcategory and ε from all samples at once; with
+    ``samples=0`` that is no row (and the report still lists every subcategory and ε)."""
+    prior = public_table(tmp_path / "public.parquet")
+    hist = histograms([("u1", "country", "de", "a", 2.0), ("u2", "country", "fr", "b", 1.0)])
+    result = release_items(spec_of(prior, samples=0), hist, uniforms=SeededUniforms(1))
+    assert result.released.height == 0 and result.released.schema == RELEASED_SCHEMA
+    assert result.report.height == 2 * 2  # subcategories x ε
 
 
 @settings(max_examples=25, deadline=None)

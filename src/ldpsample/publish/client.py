@@ -294,16 +294,17 @@ def release_items(
                 )
                 for sample in range(spec.samples)
             ]
+            # rows sample by sample, each over the users in order (any count, 0 included)
             count = names.len() * spec.samples
             released[eps].append(
                 pl.DataFrame(
                     {
                         "epsilon": np.full(count, eps),
-                        "user": pl.concat([names] * spec.samples) if count else names,
+                        "user": names.gather(np.tile(np.arange(names.len()), spec.samples)),
                         "attribute": pl.repeat(attribute, count, eager=True),
                         "subcategory": pl.repeat(subcategory, count, eager=True),
                         "sample": np.repeat(np.arange(spec.samples, dtype=np.int64), names.len()),
-                        "item": items.gather(np.concatenate(drawn) if drawn else []),
+                        "item": items.gather(np.asarray(drawn, dtype=np.int64).reshape(count)),
                     },
                     schema=RELEASED_SCHEMA,
                 )
