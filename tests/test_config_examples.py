@@ -11,8 +11,8 @@ from _workflow import (
     ROOT,
     SHARED_DATA,
     copy_workflow,
-    dry_run,
     need_shared_data,
+    planned_jobs,
     shared_data_skip_reason,
 )
 
@@ -49,7 +49,7 @@ def plans(tmp_path_factory) -> dict[str, dict[str, int]]:
     commands = {e.name: example_args(e) for e in EXAMPLES if has_data or not needs_data(e)}
     if has_data:
         commands["paper"] = PAPER
-    return {name: dry_run(clone, *args)[0] for name, args in commands.items()}
+    return {name: planned_jobs(clone, *args) for name, args in commands.items()}
 
 
 def test_every_example_is_listed_here():

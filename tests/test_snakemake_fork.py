@@ -4,11 +4,9 @@ project's files read afresh at every run, and a run past its timeout killed."""
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -62,17 +60,6 @@ def project(tmp_path):
     return tmp_path
 
 
-def _python_m_snakemake(project, *args, env):
-    return subprocess.run(
-        [sys.executable, "-m", "snakemake", *args],
-        cwd=project,
-        env={**env, "PYTHONUNBUFFERED": "1"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
 #: What differs between any two runs of one command: times, the run's UUID, argparse's
 #: choices (printed in the order of a set, which hash randomisation shuffles).
 _RUN_SPECIFIC = (
@@ -112,7 +99,8 @@ def test_a_run_sees_its_folder_environment_and_the_projects_files_afresh(project
 def test_the_console_and_status_are_python_m_snakemakes(project, args, monkeypatch):
     monkeypatch.setenv("FORK_TEST_MARK", "x")
     forked = snakemake_fork.run(args, cwd=project)
-    plain = _python_m_snakemake(project, *args, env=dict(os.environ))
+    monkeypatch.setenv(snakemake_fork.MODE_VARIABLE, "subprocess")  # python -m snakemake
+    plain = snakemake_fork.run(args, cwd=project)
     assert forked.returncode == plain.returncode
     assert _comparable(forked.stdout) == _comparable(plain.stdout)
     assert _comparable(forked.stderr) == _comparable(plain.stderr)
@@ -122,21 +110,24 @@ def test_a_run_past_its_timeout_is_killed_with_its_jobs_and_the_next_run_works(p
     with pytest.raises(subprocess.TimeoutExpired):
         snakemake_fork.run(["--cores", "1", "slow"], cwd=project, timeout=5)
     job = int((project / "slow.pid").read_text())
-    deadline = time.monotonic() + 10
-    while _alive(job) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(job), "the timed-out run's job is still running"
+    assert _ends(job), "the timed-out run's job is still running"
     again = snakemake_fork.run(["--cores", "1", "--unlock"], cwd=project)
     assert again.returncode == 0, again.stderr
 
 
-def _alive(pid: int) -> bool:
-    """Whether a process ``pid`` runs (a zombie does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
+def _ends(pid: int, within: float = 10) -> bool:
+    """Whether process ``pid`` has ended (or is a zombie) within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except FileNotFoundError:
+            return True
+        if stat.rsplit(")", 1)[1].split()[0] == "Z":
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
 
 
 def test_an_interrupted_run_ends_with_its_jobs_and_the_next_run_is_in_step(project):
@@ -155,10 +146,7 @@ def test_an_interrupted_run_ends_with_its_jobs_and_the_next_run_is_in_step(proje
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     job = int((project / "slow.pid").read_text())
-    deadline = time.monotonic() + 10
-    while _alive(job) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(job)
+    assert _ends(job), "the interrupted run's job is still running"
     snakemake_fork.run(["--cores", "1", "--unlock"], cwd=project)
     done = snakemake_fork.run(["--cores", "1", "value.txt"], cwd=project)
     assert done.returncode == 0, done.stderr
