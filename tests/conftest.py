@@ -114,7 +114,8 @@ def pytest_configure(config: pytest.Config) -> None:
     start the local SLURM cluster in the background (tests/slurm_session.py), and otherwise
     point ``SLURM_CONF`` at an empty file (docs/cluster.md: the SLURM plugin's probe then fails at
     once instead of waiting 9 s for a controller at every Snakemake start); and start the
-    README's first block (tests/readme_clone.py) when test_readme.py's install tests run."""
+    README's first block (tests/readme_clone.py) when test_readme.py's install tests run and no
+    one started it before the session (``.ci/run`` does)."""
     if hasattr(config, "workerinput"):
         return
     if _runs_tests(config):
@@ -125,7 +126,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_SLURM_SESSION] = (rc_file, proc)
     elif not selects_slurm_tests(config):
         os.environ.setdefault("SLURM_CONF", os.devnull)
-    if _selects_readme_block(config):
+    if _selects_readme_block(config) and not readme_clone.started_outside():
         clone, proc = readme_clone.start()
         os.environ[readme_clone.ENV_VAR] = str(clone)
         config.stash[_README_BLOCK] = (clone, proc)

@@ -6,6 +6,11 @@ index), so ``conftest.pytest_configure`` starts it before the other tests run an
 ``test_readme.py`` waits for it; the copy is removed when the session ends. Under xdist the
 controller starts it once and the workers find it through ``LDPSAMPLE_README_CLONE``; a
 session that does not select test_readme.py's workflow tests does not start it.
+
+``.ci/run`` starts it before its own install instead (``python3 tests/readme_clone.py start``,
+standard library only), on the core that pip leaves idle, exports ``LDPSAMPLE_README_CLONE``,
+and removes it when it exits (``python3 tests/readme_clone.py remove <clone>``); a session that
+finds the variable set waits for that block and leaves its removal to whoever started it.
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -50,8 +57,25 @@ def start() -> tuple[Path, subprocess.Popen[bytes]]:
         f"( {setup_blocks()[0]} ) > {clone}.log 2>&1; "
         f"echo $? > {clone}.rc.part; mv {clone}.rc.part {clone}.rc"
     )
-    proc = subprocess.Popen(["bash", "-c", script], cwd=clone, env=env, start_new_session=True)
+    quiet = subprocess.DEVNULL  # the block writes to its log; a caller's pipe is not held open
+    proc = subprocess.Popen(
+        ["bash", "-c", script],
+        cwd=clone,
+        env=env,
+        stdin=quiet,
+        stdout=quiet,
+        stderr=quiet,
+        start_new_session=True,
+    )
+    Path(f"{clone}.pid").write_text(str(proc.pid))
     return clone, proc
+
+
+def started_outside() -> bool:
+    """Whether ``LDPSAMPLE_README_CLONE`` names a copy that someone started before this
+    session (``.ci/run``)."""
+    clone = os.environ.get(ENV_VAR)
+    return bool(clone) and Path(clone).is_dir()
 
 
 def wait(clone: Path) -> None:
@@ -80,10 +104,46 @@ def copy_run(clone: Path, dest: Path) -> Path:
 
 
 def remove(clone: Path, proc: subprocess.Popen[bytes] | None = None) -> None:
-    """Stop the block if it still runs and remove the copy and its log."""
+    """Stop the block if it still runs (``proc``, or the process group that ``<clone>.pid``
+    names while ``<clone>.rc`` is missing) and remove the copy and its files."""
     if proc is not None and proc.poll() is None:
-        os.killpg(proc.pid, 15)
+        os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=60)
+    elif proc is None and not Path(f"{clone}.rc").exists():
+        pid_file = Path(f"{clone}.pid")
+        if pid_file.exists():
+            _stop_group(int(pid_file.read_text()))
     shutil.rmtree(clone, ignore_errors=True)
-    for suffix in (".log", ".rc", ".rc.part"):
+    for suffix in (".log", ".rc", ".rc.part", ".pid"):
         Path(f"{clone}{suffix}").unlink(missing_ok=True)
+
+
+def _stop_group(pgid: int, timeout: float = 60) -> None:
+    """SIGTERM the process group ``pgid`` and wait until none of it is left."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+
+
+def main(argv: list[str]) -> int:
+    """``start``: start the block, print the copy's path; ``remove <clone>``: stop and remove it."""
+    if argv == ["start"]:
+        print(start()[0])
+        return 0
+    if len(argv) == 2 and argv[0] == "remove":
+        remove(Path(argv[1]))
+        return 0
+    print("usage: readme_clone.py start | remove <clone>", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
