@@ -7,8 +7,9 @@ pytest process) that imported Snakemake and the third-party modules it loads onc
 skips the interpreter's start and those imports, most of the CPU of a short run.
 
 The server imports nothing of the project: each run reads the Snakefile, the rules and the
-library from disk, and Snakemake starts every job in a fresh interpreter, so a test that edits
-any of them sees its edit. Only modules outside the project are shared, loaded once in the
+library from disk, and its script jobs are forked from zygotes that import nothing of it either
+(tests/job_fork.py: the run's ``sys.executable`` is their client), so a test that edits any of
+them sees its edit. Only modules outside the project are shared, loaded once in the
 server's environment and folder; the one state among them that a run reads, Snakemake's
 run directory, is set to the run's folder. What an interpreter reads when it starts cannot be
 set after the fork, so a run whose ``PYTHON*`` or locale variables differ from the server's
@@ -30,6 +31,7 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -38,6 +40,8 @@ import threading
 import time
 import traceback
 from pathlib import Path
+
+import job_fork
 
 #: What the server imports before its first fork: Snakemake's command line and the modules a
 #: run of this workflow loads from outside the project (a dry run and a real run of the default
@@ -139,14 +143,13 @@ def _run(main, entry: str, request: dict) -> None:
         os.environ.update(request["env"])
         sys.argv = [entry, *request["args"]]
         sys.path[0] = request["cwd"]  # ``python -m`` puts the current folder first
+        if request.get("python"):
+            sys.executable = request["python"]  # script jobs fork from a zygote (job_fork.py)
         try:
             main(request["args"])
             code = 0
         except SystemExit as exit_:
-            if exit_.code is None or isinstance(exit_.code, int):
-                code = exit_.code or 0
-            else:
-                print(exit_.code, file=sys.stderr)
+            code = job_fork.exit_code(exit_)
     except BaseException:
         traceback.print_exc()
     finally:
@@ -177,6 +180,7 @@ class _Server:
         self.replies = self.proc.stdout.fileno()
         self.pending = b""
         self.lock = threading.Lock()
+        self.jobs = _zygotes()
         atexit.register(self.stop)
 
     def stop(self) -> None:
@@ -211,9 +215,10 @@ class _Server:
             request = {
                 "args": list(args),
                 "cwd": str(Path(cwd).resolve()),
-                "env": env,
+                "env": {**env, job_fork.SOCKETS_VARIABLE: self.jobs.folder},
                 "stdout": str(out),
                 "stderr": None if merge else str(err),
+                "python": self.jobs.client,
             }
             self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
@@ -239,6 +244,48 @@ class _Server:
             return subprocess.CompletedProcess(
                 ["snakemake", *args], done["returncode"], stdout, stderr
             )
+
+
+class _Zygotes:
+    """The job zygotes of this process (tests/job_fork.py), shared by its servers: one per
+    thread count in ``job_fork.THREADS``, each started in the server's environment with the
+    thread variables set, listening in a temporary folder that also holds the client a run
+    uses as its Python. A zygote ends when its stdin closes, at this process's exit."""
+
+    def __init__(self) -> None:
+        self.folder = tempfile.mkdtemp(prefix="ldpsample-jobs-")
+        self.client = job_fork.client_path(self.folder, sys.executable)
+        self.procs = [
+            subprocess.Popen(
+                [sys.executable, job_fork.__file__, str(Path(self.folder, f"threads-{n}.sock"))],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                env={**_SERVER_ENV, **dict.fromkeys(job_fork.THREAD_VARIABLES, n)},
+            )
+            for n in job_fork.THREADS
+        ]
+        atexit.register(self.stop)
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            proc.stdin.close()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+_ZYGOTES: _Zygotes | None = None
+
+
+def _zygotes() -> _Zygotes:
+    """This process's job zygotes, started on first use."""
+    global _ZYGOTES
+    if _ZYGOTES is None:
+        _ZYGOTES = _Zygotes()
+    return _ZYGOTES
 
 
 def _kill_group(pid: int) -> None:
