@@ -256,6 +256,10 @@ def _zygote(path: str) -> None:
     import select
 
     start_env = dict(os.environ)
+    # The zygote's own PYTHONPATH folders: a job's path drops them for its own. If one holds a
+    # module the zygote imported, no job starts alike (a fresh one would not have it).
+    own = _python_path(start_env, os.getcwd())
+    own = None if _shadows(own) else own
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path + ".part")
     listener.listen(64)
@@ -272,15 +276,17 @@ def _zygote(path: str) -> None:
         sys.stderr.flush()
         if os.fork() == 0:
             listener.close()
-            _wait_for_job(conn, start_env)  # never returns
+            _wait_for_job(conn, start_env, own)  # never returns
         conn.close()
         with contextlib.suppress(ChildProcessError):
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
 
 
-def _wait_for_job(conn: socket.socket, start_env: dict[str, str]) -> None:
-    """In the waiter: read the request, fork the job, report its pid and exit status."""
+def _wait_for_job(conn: socket.socket, start_env: dict[str, str], own: list[str] | None) -> None:
+    """In the waiter: read the request, fork the job (or tell the client to ``exec`` when it
+    would not start alike), report its pid and exit status. ``own``: the zygote's PYTHONPATH
+    folders, None when they hold a module it imported."""
     import json
 
     code = 1
@@ -288,13 +294,14 @@ def _wait_for_job(conn: socket.socket, start_env: dict[str, str]) -> None:
         payload, fds = _read_message(conn, max_fds=3)
         request = json.loads(payload)
         extra = _python_path(request["env"], request["cwd"])
-        if len(fds) != 3 or not _start_alike(request["env"], start_env) or _shadows(extra):
+        alike = own is not None and _start_alike(request["env"], start_env)
+        if len(fds) != 3 or not alike or _shadows(extra):
             _send_message(conn, json.dumps({"exec": True}).encode())
             os._exit(0)
         job = os.fork()
         if job == 0:
             conn.close()
-            _run_job(request, fds, extra)  # never returns
+            _run_job(request, fds, extra, own)  # never returns
         for fd in fds:
             os.close(fd)
         _send_message(conn, json.dumps({"pid": job}).encode())
@@ -305,7 +312,7 @@ def _wait_for_job(conn: socket.socket, start_env: dict[str, str]) -> None:
         os._exit(code)
 
 
-def _run_job(request: dict, fds: list[int], extra: list[str]) -> None:
+def _run_job(request: dict, fds: list[int], extra: list[str], own: list[str]) -> None:
     """In the job: become what ``python <script>`` would be, run the script, exit as it would."""
     import atexit
     import runpy
@@ -332,8 +339,8 @@ def _run_job(request: dict, fds: list[int], extra: list[str]) -> None:
         script = request["argv"][0]
         sys.argv = list(request["argv"])
         # An interpreter's path: the script's folder, PYTHONPATH's, then the site's (the
-        # zygote's own, started without PYTHONPATH), each folder once.
-        site = [path for path in sys.path[1:] if path not in extra]
+        # zygote's own without its PYTHONPATH folders), each folder once.
+        site = [path for path in sys.path[1:] if path not in own]
         sys.path[:] = list(dict.fromkeys([os.path.dirname(os.path.abspath(script)), *extra, *site]))
         numpy = sys.modules.get("numpy")
         if numpy is not None:

@@ -105,6 +105,8 @@ def _zygotes_ready() -> None:
     below are forked rather than started afresh while a zygote imports."""
     if os.environ.get(snakemake_fork.MODE_VARIABLE) == "subprocess":
         pytest.skip(f"{snakemake_fork.MODE_VARIABLE}=subprocess: no job is forked")
+    if job_fork._shadows(job_fork._python_path(dict(os.environ), os.getcwd())):
+        pytest.skip("this session's PYTHONPATH holds a module the zygotes import: no job is forked")
     snakemake_fork.run(["--version"], cwd=Path.cwd())
     folder = Path(snakemake_fork._SERVER.jobs.folder)
     for _ in range(600):
