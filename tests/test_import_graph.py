@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ldpsample.pipeline import import_graph
 from ldpsample.pipeline.import_graph import library_closure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,3 +154,43 @@ def test_no_rule_keeps_a_hand_list_of_library_files():
         for line in text.splitlines():
             if "code=" in line:
                 assert "get_script_sources(" in line, (path.name, line)
+
+
+@pytest.fixture
+def cold_cache(tmp_path, monkeypatch):
+    """An empty cache folder for the parsed imports, and no parse remembered in this process."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    import_graph._imported.cache_clear()
+    yield tmp_path / "cache" / "ldpsample" / "import-graph"
+    import_graph._imported.cache_clear()
+
+
+def test_the_cached_imports_are_the_parsed_ones_and_an_edit_is_parsed_afresh(tmp_path, cold_cache):
+    start = tmp_path / "start.py"
+    start.write_text("from ldpsample.minimax import minimax_kernel\n")
+    first = library_closure(LIBRARY, [start])
+    assert LIBRARY / "minimax.py" in first
+    assert LIBRARY / "wasserstein" / "projection.py" not in first
+    parsed = library_closure(LIBRARY, [start, *SCRIPTS])
+    entries = sorted(cold_cache.glob("*.json"))
+    assert len(entries) > 50 and not list(cold_cache.glob("*.part"))
+    import_graph._imported.cache_clear()
+    assert library_closure(LIBRARY, [start, *SCRIPTS]) == parsed  # read from the cache
+    start.write_text("from ldpsample.wasserstein import projection\n")
+    import_graph._imported.cache_clear()
+    edited = library_closure(LIBRARY, [start])
+    assert LIBRARY / "wasserstein" / "projection.py" in edited
+
+
+def test_a_damaged_or_unwritable_cache_gives_the_same_closure(tmp_path, cold_cache):
+    parsed = library_closure(LIBRARY, SCRIPTS)
+    for entry in cold_cache.glob("*.json"):
+        entry.write_text("[[1, 2], {")
+    import_graph._imported.cache_clear()
+    assert library_closure(LIBRARY, SCRIPTS) == parsed
+    for entry in cold_cache.glob("*.json"):
+        entry.unlink()
+    cold_cache.rmdir()
+    cold_cache.write_text("a file where the folder should be")
+    import_graph._imported.cache_clear()
+    assert library_closure(LIBRARY, SCRIPTS) == parsed

@@ -15,17 +15,30 @@ importing it can execute is in the result, found statically:
   ``from ldpsample import apply_minimax`` runs ``ldpsample.minimax``;
 * sibling modules a package loads by path with ``spec_from_file_location`` are not seen: such a
   package must be started from as a folder (``"pipeline/config_check/"``).
+
+Every Snakemake start (dry runs included) computes the closure of each script, so a file's
+imports are kept in a cache keyed by its bytes, its package and the Python version:
+``$XDG_CACHE_HOME/ldpsample/import-graph/`` (default ``~/.cache``), one small JSON file per key,
+written atomically. An edited file has a new key; an entry that cannot be read or written is
+computed again, and the result never depends on the cache.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import hashlib
+import json
 import os
+import sys
+import tempfile
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
 PACKAGE = "ldpsample"
+#: Changes whenever what :func:`_imported` returns for a file would (its entries in the cache).
+CACHE_FORMAT = 1
 
 
 @cache
@@ -91,10 +104,26 @@ def _runtime_nodes(tree: ast.AST) -> Iterable[ast.AST]:
 @cache
 def _imported(library: Path, path: Path) -> frozenset[tuple[str, ...]]:
     """The ``ldpsample`` modules (as parts after ``ldpsample``) that ``path`` imports, each with
-    the names imported from it resolved to submodules or lazily exported modules."""
+    the names imported from it resolved to submodules or lazily exported modules (from the
+    cache when a file with the same bytes in the same package was read before)."""
+    source = path.read_bytes()
+    package = _package_of(library, path) if path.is_relative_to(library) else None
+    key = hashlib.sha256(
+        json.dumps([CACHE_FORMAT, sys.version_info[:2], package]).encode() + b"\0" + source
+    ).hexdigest()
+    cached = _cache_read(key)
+    if cached is not None:
+        return cached
+    modules = _parse_imports(source.decode("utf-8"), package)
+    _cache_write(key, modules)
+    return modules
+
+
+def _parse_imports(source: str, package: tuple[str, ...] | None) -> frozenset[tuple[str, ...]]:
+    """What :func:`_imported` returns for a file with ``source`` in ``package`` (None: a file
+    outside the library, whose relative imports are not the library's)."""
     modules: set[tuple[str, ...]] = set()
-    package = _package_of(library, path) if path.is_relative_to(library) else ()
-    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _runtime_nodes(ast.parse(source)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 dotted = alias.name.split(".")
@@ -104,9 +133,9 @@ def _imported(library: Path, path: Path) -> frozenset[tuple[str, ...]]:
         if not isinstance(node, ast.ImportFrom):
             continue
         if node.level:
-            anchor = package[: len(package) - (node.level - 1)] if node.level > 1 else package
-            if not path.is_relative_to(library):
+            if package is None:
                 continue
+            anchor = package[: len(package) - (node.level - 1)] if node.level > 1 else package
             base = (*anchor, *(node.module.split(".") if node.module else ()))
         elif node.module and node.module.split(".")[0] == PACKAGE:
             base = tuple(node.module.split(".")[1:])
@@ -116,6 +145,35 @@ def _imported(library: Path, path: Path) -> frozenset[tuple[str, ...]]:
         for alias in node.names:
             modules.add((*base, alias.name))
     return frozenset(modules)
+
+
+def _cache_folder() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base, PACKAGE, "import-graph")
+
+
+def _cache_read(key: str) -> frozenset[tuple[str, ...]] | None:
+    try:
+        entries = json.loads((_cache_folder() / f"{key}.json").read_text(encoding="utf-8"))
+        return frozenset(tuple(str(part) for part in entry) for entry in entries)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _cache_write(key: str, modules: frozenset[tuple[str, ...]]) -> None:
+    folder = _cache_folder()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, part = tempfile.mkstemp(dir=folder, suffix=".part")
+    except OSError:
+        return
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(sorted(modules), out)
+        os.replace(part, folder / f"{key}.json")
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(part)
 
 
 @cache
