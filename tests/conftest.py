@@ -26,6 +26,7 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 import readme_clone  # noqa: E402
 import slurm_session  # noqa: E402
+import snakemake_fork  # noqa: E402
 from _pytest.mark.expression import Expression  # noqa: E402
 from _workflow import need_shared_data  # noqa: E402
 from http_server import LocalHTTPServer  # noqa: E402
@@ -51,6 +52,7 @@ def http_server():
 
 _README_BLOCK = pytest.StashKey[tuple[Path, object]]()
 _SLURM_SESSION = pytest.StashKey[tuple[Path, object]]()
+_JOB_ZYGOTES = pytest.StashKey[object]()
 # Options with which pytest runs no tests (it still calls pytest_configure/unconfigure).
 _NO_TESTS = ("collectonly", "help", "version", "showfixtures", "show_fixtures_per_test", "markers")
 TESTS = Path(__file__).resolve().parent
@@ -88,6 +90,19 @@ def selects_slurm_tests(config: pytest.Config) -> bool:
     )
 
 
+def _shares_job_zygotes(config: pytest.Config) -> bool:
+    """Whether the session's first process starts the job zygotes that every xdist worker's
+    Snakemake runs share (tests/snakemake_fork.py): when it runs workflow tests under xdist and
+    the runs are forked."""
+    markexpr = config.option.markexpr or ""
+    return (
+        _runs_tests(config)
+        and selects(markexpr, {"workflow"})
+        and bool(getattr(config.option, "numprocesses", None))
+        and os.environ.get(snakemake_fork.MODE_VARIABLE, "fork") != "subprocess"
+    )
+
+
 def _selects_readme_block(config: pytest.Config) -> bool:
     """Whether the session runs test_readme.py's install tests (they need the README's first
     block: worth starting early only then)."""
@@ -115,7 +130,8 @@ def pytest_configure(config: pytest.Config) -> None:
     point ``SLURM_CONF`` at an empty file (docs/cluster.md: the SLURM plugin's probe then fails at
     once instead of waiting 9 s for a controller at every Snakemake start); and start the
     README's first block (tests/readme_clone.py) when test_readme.py's install tests run and no
-    one started it before the session (``.ci/run`` does)."""
+    one started it before the session (``.ci/run`` does); and start the job zygotes that the
+    workers' Snakemake runs share (``_shares_job_zygotes``)."""
     if hasattr(config, "workerinput"):
         return
     if _runs_tests(config):
@@ -126,6 +142,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_SLURM_SESSION] = (rc_file, proc)
     elif not selects_slurm_tests(config):
         os.environ.setdefault("SLURM_CONF", os.devnull)
+    if _shares_job_zygotes(config):
+        config.stash[_JOB_ZYGOTES] = snakemake_fork.start_session_zygotes()
     if _selects_readme_block(config) and not readme_clone.started_outside():
         clone, proc = readme_clone.start()
         os.environ[readme_clone.ENV_VAR] = str(clone)
@@ -133,7 +151,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Remove the README's copy, and stop the SLURM cluster if this session started it."""
+    """Remove the README's copy, stop the shared job zygotes, and stop the SLURM cluster if
+    this session started it."""
+    zygotes = config.stash.get(_JOB_ZYGOTES, None)
+    if zygotes is not None:
+        zygotes.stop()
     started = config.stash.get(_README_BLOCK, None)
     try:
         if started is not None:

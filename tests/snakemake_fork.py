@@ -247,12 +247,18 @@ class _Server:
 
 
 class _Zygotes:
-    """The job zygotes of this process (tests/job_fork.py), shared by its servers: one per
-    thread count in ``job_fork.THREADS``, each started in the server's environment with the
-    thread variables set, listening in a temporary folder that also holds the client a run
-    uses as its Python. A zygote ends when its stdin closes, at this process's exit."""
+    """The job zygotes the runs of this process use (tests/job_fork.py): one per thread count
+    in ``job_fork.THREADS``, each started in the server's environment with the thread variables
+    set, listening in a temporary folder that also holds the client a run uses as its Python.
+    Started by the test session's first process (:func:`start_session_zygotes`), whose xdist
+    workers find them through ``job_fork.SOCKETS_VARIABLE``, or else by the first run of this
+    process. A zygote ends when its stdin closes, at its starter's exit."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: str | None = None) -> None:
+        self.procs: list[subprocess.Popen] = []
+        if folder is not None:  # another process's zygotes: use, do not own
+            self.folder, self.client = folder, str(Path(folder, "python"))
+            return
         self.folder = tempfile.mkdtemp(prefix="ldpsample-jobs-")
         self.client = job_fork.client_path(self.folder, sys.executable)
         self.procs = [
@@ -267,6 +273,8 @@ class _Zygotes:
         atexit.register(self.stop)
 
     def stop(self) -> None:
+        if not self.procs:
+            return
         for proc in self.procs:
             proc.stdin.close()
         for proc in self.procs:
@@ -281,11 +289,22 @@ _ZYGOTES: _Zygotes | None = None
 
 
 def _zygotes() -> _Zygotes:
-    """This process's job zygotes, started on first use."""
+    """The job zygotes of this process's runs: the session's, or its own started on first use."""
     global _ZYGOTES
     if _ZYGOTES is None:
-        _ZYGOTES = _Zygotes()
+        shared = os.environ.get(job_fork.SOCKETS_VARIABLE)
+        usable = bool(shared) and Path(shared, "python").is_file()
+        _ZYGOTES = _Zygotes(shared if usable else None)
     return _ZYGOTES
+
+
+def start_session_zygotes() -> _Zygotes:
+    """Start the job zygotes in the test session's first process and export their folder, so
+    that its xdist workers (which inherit the environment) share them instead of each starting
+    its own; they stop when this process exits (``stop``)."""
+    zygotes = _zygotes()
+    os.environ[job_fork.SOCKETS_VARIABLE] = zygotes.folder
+    return zygotes
 
 
 def _kill_group(pid: int) -> None:
