@@ -104,10 +104,9 @@ class StructuredKernel:
         """``(C y)_i = sum_{j<i} c_j y_j + c_i sum_{j>=i} y_j`` in sorted order (rows of ``y``)."""
         c = self.kernel.c
         cy = c * y
-        before = np.concatenate(  # exclusive prefix sums of c y
-            [np.zeros((*y.shape[:-1], 1)), np.cumsum(cy, axis=-1)[..., :-1]], axis=-1
-        )
-        after = np.flip(np.cumsum(np.flip(y, axis=-1), axis=-1), axis=-1)  # inclusive suffix
+        before = np.zeros_like(cy)  # exclusive prefix sums of c y
+        np.cumsum(cy[..., :-1], axis=-1, out=before[..., 1:])
+        after = np.cumsum(y[..., ::-1], axis=-1)[..., ::-1]  # inclusive suffix sums of y
         return before + c * after
 
     def _apply_sorted(self, x: FloatArray) -> FloatArray:
