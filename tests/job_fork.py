@@ -102,20 +102,33 @@ SOCKETS_VARIABLE = "LDPSAMPLE_TEST_JOB_ZYGOTES"
 _HEADER = struct.Struct("!I")
 
 
+def starts_alike(
+    env: dict[str, str],
+    start_env: dict[str, str],
+    *,
+    prefixes: tuple[str, ...],
+    names: tuple[str, ...] = (),
+    ignored: tuple[str, ...] = (),
+) -> bool:
+    """Whether an interpreter started with ``env`` would start as one started with
+    ``start_env`` did: the same value (or absence) of every variable named by ``prefixes`` or
+    ``names``, but the ``ignored`` ones, in either environment."""
+    keys = {k for k in (*env, *start_env) if k.startswith(prefixes) or k in names}
+    return all(env.get(k) == start_env.get(k) for k in keys - set(ignored))
+
+
 def _start_alike(env: dict[str, str], zygote_env: dict[str, str]) -> bool:
-    """Whether an interpreter started with ``env`` would import what the zygote imported
-    alike: the same ``PYTHON*`` variables (but ``PYTHONUNBUFFERED``, which the job's streams
-    follow, and ``PYTHONPATH``, see :func:`_shadows`), locale, matplotlib variables, ``HOME``
-    and thread variables."""
-
-    def relevant(key: str) -> bool:
-        return (
-            key.startswith(("PYTHON", "LC_", "MPL", "XDG_"))
-            or key in ("LANG", "HOME", *THREAD_VARIABLES)
-        ) and key not in ("PYTHONUNBUFFERED", "PYTHONPATH")
-
-    keys = {k for k in (*env, *zygote_env) if relevant(k)}
-    return all(env.get(k) == zygote_env.get(k) for k in keys)
+    """Whether a job started with ``env`` would import what the zygote imported alike: the
+    same ``PYTHON*`` variables (but ``PYTHONUNBUFFERED``, which the job's streams follow, and
+    ``PYTHONPATH``, see :func:`_shadows`), locale, matplotlib variables, ``HOME`` and thread
+    variables."""
+    return starts_alike(
+        env,
+        zygote_env,
+        prefixes=("PYTHON", "LC_", "MPL", "XDG_"),
+        names=("LANG", "HOME", *THREAD_VARIABLES),
+        ignored=("PYTHONUNBUFFERED", "PYTHONPATH"),
+    )
 
 
 def _python_path(env: dict[str, str], cwd: str) -> list[str]:
@@ -193,12 +206,12 @@ def client_main(real_python: str) -> None:
     folder = os.environ.get(SOCKETS_VARIABLE)
     threads = os.environ.get("OPENBLAS_NUM_THREADS")
     path = os.path.join(folder, f"threads-{threads}.sock") if folder and threads else None
-    if path is None or not _script_job(argv) or not os.path.exists(path):
+    if path is None or not _script_job(argv):
         os.execv(real_python, [real_python, *argv])
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(path)
-    except OSError:
+    except OSError:  # no zygote for this thread count, or not listening yet
         os.execv(real_python, [real_python, *argv])
     request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "pgid": os.getpgid(0)}
     _send_message(conn, json.dumps(request).encode(), [0, 1, 2])
@@ -314,9 +327,7 @@ def _wait_for_job(conn: socket.socket, start_env: dict[str, str], own: list[str]
 
 def _run_job(request: dict, fds: list[int], extra: list[str], own: list[str]) -> None:
     """In the job: become what ``python <script>`` would be, run the script, exit as it would."""
-    import atexit
     import runpy
-    import threading
     import traceback
 
     code = 1
@@ -360,13 +371,23 @@ def _run_job(request: dict, fds: list[int], extra: list[str], own: list[str]) ->
     except BaseException:
         traceback.print_exc()
     finally:
-        try:
-            threading._shutdown()
-            atexit._run_exitfuncs()
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
+        end_as_interpreter(code)
+
+
+def end_as_interpreter(code: int) -> None:
+    """End a forked process as an interpreter ends: join its threads, run its ``atexit``
+    handlers, flush its streams, then exit with ``code`` (without returning to the caller's
+    loop or running the parent's cleanup)."""
+    import atexit
+    import threading
+
+    try:
+        threading._shutdown()
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
 
 
 def exit_code(exit_: SystemExit) -> int:

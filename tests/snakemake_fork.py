@@ -153,12 +153,7 @@ def _run(main, entry: str, request: dict) -> None:
     except BaseException:
         traceback.print_exc()
     finally:
-        try:
-            atexit._run_exitfuncs()
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
+        job_fork.end_as_interpreter(code)
 
 
 # --- the client (imported by the tests) ----------------------------------------------------
@@ -317,8 +312,13 @@ def _starts_alike(env: dict[str, str]) -> bool:
     """Whether an interpreter started with ``env`` would start as the server did: the same
     ``PYTHON*`` variables (``sys.path``, the hash seed, the streams' encoding) and locale. A run
     whose environment differs there runs as ``python -m snakemake``."""
-    keys = {k for k in (*env, *_SERVER_ENV) if k.startswith(("PYTHON", "LC_")) or k == "LANG"}
-    return all(env.get(k) == _SERVER_ENV.get(k) for k in keys - {"PYTHONUNBUFFERED"})
+    return job_fork.starts_alike(
+        env,
+        _SERVER_ENV,
+        prefixes=("PYTHON", "LC_"),
+        names=("LANG",),
+        ignored=("PYTHONUNBUFFERED",),
+    )
 
 
 _SERVER: _Server | None = None
