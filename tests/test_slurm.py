@@ -6,15 +6,18 @@ stops it when the session ends (tests/slurm_session.py: every Snakemake start wa
 the SLURM client is installed and no controller runs), or, when the session did not start one,
 by this module, which stops it at its end; a cluster already up is used and left up. Then it
 runs CONFIG through the user profile ``profiles/slurm`` plus the CI overlay
-``profiles/slurm-test`` in temporary copies of the workflow and checks that
+``profiles/slurm-test`` in a temporary copy of the workflow, with one job made to fail, and
+runs the same command again once the failure is undone. That one run and its resumption are
+checked for
 
 (a) every non-local job ran as a SLURM job: one ``sacct`` row per submitted job, found by the
-    run's job name (the plugin passes its run UUID as ``--job-name``), state COMPLETED;
+    run's job name (the plugin passes its run UUID as ``--job-name``), state COMPLETED but for
+    the failing job;
 (b) every file under results/ is identical to a local run of the same config, the tables of a
     partitioned events table evaluated in buckets by the map/reduce jobs among them;
-(c) a failing job fails the run, the output names its logs and the log holds the error, and
-    re-running the same command resumes: only the failed job is submitted again and no
-    finished output is rewritten.
+(c) the failing job fails the run while the others finish, the output names its logs and the
+    log holds the error, and re-running the same command resumes: only the failed job is
+    submitted again and no finished output is rewritten.
 
 The profile tests at the top need no cluster and are not marked ``slurm``.
 """
@@ -71,7 +74,7 @@ CONFIG = {
 }
 #: Files of the events table: (name, seed) of each partition.
 EVENTS_FILES = (("part-0.parquet", 0), ("part-1.parquet", 1))
-# Test (c) makes the job of one wildcard combination fail by appending a raise to its script.
+# The SLURM run makes the job of one wildcard combination fail by appending a raise to its script.
 FAILING = {
     "rule": "synthetic_part",
     "script": "scripts/synthetic_part.py",
@@ -279,9 +282,8 @@ class Run:
     started: float  # time.time() when the run began
 
 
-def _prepare(workdir: Path, *, events: bool = True) -> str:
-    """A fresh copy of the workflow with CONFIG (without its events table unless ``events``);
-    returns the config file to pass.
+def _prepare(workdir: Path) -> str:
+    """A fresh copy of the workflow with CONFIG; returns the config file to pass.
 
     Experiments that CONFIG does not name are switched off, so that a stage enabled in the
     default config later does not silently make this test bigger (or need downloads).
@@ -293,8 +295,6 @@ def _prepare(workdir: Path, *, events: bool = True) -> str:
     default = yaml.safe_load((workdir / "config" / "config.yaml").read_text())
     experiments = {name: False for name in default["experiments"]} | CONFIG["experiments"]
     config = {**CONFIG, "experiments": experiments}
-    if not events:
-        config["events"] = {}
     return write_config(workdir, "slurm_test", config)
 
 
@@ -365,60 +365,98 @@ def _sacct(run: Run) -> dict[str, dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def local_run(tmp_path_factory):
-    """CONFIG run locally (profiles/default/), the reference for the SLURM runs."""
+    """CONFIG run locally (profiles/default/), the reference for the SLURM run."""
     workdir = tmp_path_factory.mktemp("local_run")
     configfile = _prepare(workdir)
     snakemake(workdir, "--cores", "2", "--configfile", configfile, timeout=RUN_TIMEOUT)
     return workdir
 
 
+@dataclass
+class SlurmRuns:
+    """CONFIG through SLURM with the FAILING job made to fail, then the same command again."""
+
+    planned: Counter  # rule -> jobs of a dry run before the first run
+    failed: Run  # the run with the injected failure (--keep-going: the other jobs finished)
+    failed_log: str  # the failing job's rule log after the failed run
+    finished: dict[str, int]  # results/ file -> mtime (ns) after the failed run
+    resumed: Run  # the same command after the injection was undone
+
+
 @pytest.fixture(scope="module")
-def slurm_run(slurm_cluster, tmp_path_factory):
-    """CONFIG run through SLURM, with the jobs a dry run planned for it."""
+def slurm_runs(slurm_cluster, tmp_path_factory):
+    """CONFIG run through SLURM once, shared by (a), (b) and (c): the FAILING job raises, every
+    other job runs (the profile's keep-going); the injection is then undone as if the failure
+    had been transient (a node crash, a time limit) and the same command resumes the run."""
     workdir = tmp_path_factory.mktemp("slurm_run")
     configfile = _prepare(workdir)
     dry = snakemake(workdir, "--dry-run", *SLURM_PROFILES, "--configfile", configfile)
     planned = Counter(rule for rule, _ in _job_headers(dry.stdout + dry.stderr).elements())
-    return _run_on_slurm(workdir, configfile), planned
+    script = workdir / FAILING["script"]
+    original, mtime = script.read_text(), script.stat().st_mtime_ns
+    script.write_text(
+        f'{original}\n\nif {FAILING["condition"]}:\n    raise RuntimeError("injected failure")\n'
+    )
+    failed = _run_on_slurm(workdir, configfile, check=False)
+    failed_log = (workdir / FAILING["log"]).read_text()
+    finished = {name: path.stat().st_mtime_ns for name, path in result_files(workdir).items()}
+    # Same text and same mtime: a script's mtime is Snakemake's code trigger for it.
+    script.write_text(original)
+    os.utime(script, ns=(mtime, mtime))
+    resumed = _run_on_slurm(workdir, configfile)
+    return SlurmRuns(planned, failed, failed_log, finished, resumed)
 
 
 # --- (a) real SLURM jobs -------------------------------------------------------------------
 
 
-@pytest.mark.slurm
-def test_every_cluster_job_ran_as_a_slurm_job(slurm_run):
-    run, planned = slurm_run
+def _cluster_jobs(run: Run) -> Counter:
+    """Rule -> jobs that ``run`` started on the cluster (not on the submitting host)."""
     headers = _job_headers(run.output)
-    # Every planned job ran, each either on the submitting host or on the cluster ...
-    assert Counter(rule for rule, _ in headers.elements()) == planned, run.output
-    cluster_jobs = Counter({rule: n for (rule, where), n in headers.items() if where == "cluster"})
+    return Counter({rule: n for (rule, where), n in headers.items() if where == "cluster"})
+
+
+@pytest.mark.slurm
+def test_every_cluster_job_ran_as_a_slurm_job(slurm_runs):
+    failed, resumed = slurm_runs.failed, slurm_runs.resumed
+    started = Counter(rule for rule, _ in _job_headers(failed.output).elements())
+    started += Counter(rule for rule, _ in _job_headers(resumed.output).elements())
+    # Every planned job ran, each either on the submitting host or on the cluster, and the
+    # failing job twice (failed, then resumed) ...
+    assert started == slurm_runs.planned + Counter({FAILING["rule"]: 1}), failed.output
+    cluster_jobs = _cluster_jobs(failed) + _cluster_jobs(resumed)
     syn = CONFIG["synthetic"]
-    assert cluster_jobs["synthetic_part"] == len(syn["n"]) * len(syn["epsilons"]), run.output
+    assert cluster_jobs["synthetic_part"] == len(syn["n"]) * len(syn["epsilons"]) + 1
     # the events table's map/reduce jobs: one split per file, one histogram job per bucket
     buckets = CONFIG["events"]["partitioned"]["buckets"]
-    assert cluster_jobs["events_split"] == len(EVENTS_FILES), run.output
-    assert cluster_jobs["events_bucket_histograms"] == buckets, run.output
-    assert cluster_jobs["events_bucket_metrics"] == buckets, run.output
-    # ... each cluster job through one sbatch call ...
-    submitted = _submitted(run.output)
-    assert Counter(submitted.values()) == cluster_jobs, run.output
-    # ... and SLURM's accounting holds exactly those jobs under the run's name, all completed.
-    rows = _sacct(run)
-    assert sorted(rows) == sorted(submitted), (rows, run.output)
-    for row in rows.values():
-        assert row["JobName"] == run.run_id, row
-        assert row["State"] == "COMPLETED", row
-        assert Path(row["WorkDir"]).resolve() == run.workdir.resolve(), row
+    assert cluster_jobs["events_split"] == len(EVENTS_FILES), failed.output
+    assert cluster_jobs["events_bucket_histograms"] == buckets, failed.output
+    assert cluster_jobs["events_bucket_metrics"] == buckets, failed.output
+    for run in (failed, resumed):
+        # ... each cluster job through one sbatch call ...
+        submitted = _submitted(run.output)
+        assert Counter(submitted.values()) == _cluster_jobs(run), run.output
+        # ... and SLURM's accounting holds exactly those jobs under the run's name.
+        rows = _sacct(run)
+        assert sorted(rows) == sorted(submitted), (rows, run.output)
+        for row in rows.values():
+            assert row["JobName"] == run.run_id, row
+            assert Path(row["WorkDir"]).resolve() == run.workdir.resolve(), row
+    # Every job completed but the failing one (test (c) checks its state)
+    _, failed_id = _error_logs(failed.output, FAILING["rule"])
+    states = {jobid: row["State"] for jobid, row in _sacct(failed).items() if jobid != failed_id}
+    states |= {jobid: row["State"] for jobid, row in _sacct(resumed).items()}
+    assert set(states.values()) == {"COMPLETED"}, states
 
 
 # --- (b) same results as a local run --------------------------------------------------------
 
 
 @pytest.mark.slurm
-def test_slurm_results_equal_a_local_run(slurm_run, local_run):
-    run, _ = slurm_run
-    assert result_files(run.workdir), "the SLURM run wrote no results"
-    assert result_differences(local_run, run.workdir) == []
+def test_slurm_results_equal_a_local_run(slurm_runs, local_run):
+    workdir = slurm_runs.resumed.workdir
+    assert result_files(workdir), "the SLURM run wrote no results"
+    assert result_differences(local_run, workdir) == []
 
 
 # --- (c) a failing job, then resuming -------------------------------------------------------
@@ -435,21 +473,13 @@ def _error_logs(output: str, rule: str) -> tuple[list[str], str]:
 
 
 @pytest.mark.slurm
-def test_a_failed_job_names_its_log_and_a_rerun_resumes(slurm_cluster, local_run, tmp_path):
-    workdir = tmp_path / "failing"
-    configfile = _prepare(workdir, events=False)  # the events DAG's six waves add nothing here
-    script = workdir / FAILING["script"]
-    original, mtime = script.read_text(), script.stat().st_mtime_ns
-    script.write_text(
-        f'{original}\n\nif {FAILING["condition"]}:\n    raise RuntimeError("injected failure")\n'
-    )
-
-    failed = _run_on_slurm(workdir, configfile, check=False)
+def test_a_failed_job_names_its_log_and_a_rerun_resumes(slurm_runs):
+    failed, workdir = slurm_runs.failed, slurm_runs.failed.workdir
     assert failed.returncode != 0, failed.output
     logs, failed_id = _error_logs(failed.output, FAILING["rule"])
     # The output names the rule's log, which holds the error, and the kept SLURM log.
     assert FAILING["log"] in logs, logs
-    assert "RuntimeError: injected failure" in (workdir / FAILING["log"]).read_text()
+    assert "RuntimeError: injected failure" in slurm_runs.failed_log
     # ... and the console quotes the error itself (the workflow's onerror handler)
     causes = failed.output.split("Why the failed job(s) failed", 1)[-1]
     assert f"{FAILING['rule']} ({FAILING['log']}): RuntimeError: injected failure" in causes
@@ -459,17 +489,15 @@ def test_a_failed_job_names_its_log_and_a_rerun_resumes(slurm_cluster, local_run
     states = {jobid: row["State"] for jobid, row in _sacct(failed).items()}
     assert states.pop(failed_id) == "FAILED"
     assert states and set(states.values()) == {"COMPLETED"}, states  # the other jobs finished
-    finished = {name: path.stat().st_mtime_ns for name, path in result_files(workdir).items()}
 
-    # Undo the injection as if the failure had been transient (a node crash, a time limit):
-    # same text and same mtime, since a script's mtime is Snakemake's code trigger for it.
-    script.write_text(original)
-    os.utime(script, ns=(mtime, mtime))
-    resumed = _run_on_slurm(workdir, configfile)
+    # The same command after the fix submits only the failed job and rewrites nothing.
+    resumed = slurm_runs.resumed
     submitted = _submitted(resumed.output)
     assert list(submitted.values()) == [FAILING["rule"]], resumed.output
     assert [row["State"] for row in _sacct(resumed).values()] == ["COMPLETED"]
-    rewritten = [name for name, ns in finished.items() if (workdir / name).stat().st_mtime_ns != ns]
+    rewritten = [
+        name
+        for name, ns in slurm_runs.finished.items()
+        if (workdir / name).stat().st_mtime_ns != ns
+    ]
     assert rewritten == [], resumed.output
-    without_events = [d for d in result_differences(local_run, workdir) if "/events/" not in d]
-    assert without_events == []
