@@ -302,13 +302,21 @@ EVENTS_MINIMAL = {
     "epsilons": [1],
 }
 CONFIGS_WITH_EVENTS = {**CONFIGS, "events": _merged(DEFAULT, {"events": {"t": EVENTS_MINIMAL}})}
-#: Every ε key of the shipped configs and of an events entry (theory.epsilon_grid.num is a count).
-EPSILON_KEYS = [
-    (name, path)
-    for name, c in CONFIGS_WITH_EVENTS.items()
-    for path in _numeric_paths(c)
-    if "epsilon" in _dotted(path) and path[-1] != "num"
-]
+
+
+def _epsilon_keys() -> list[tuple[str, tuple]]:
+    """Every ε key of the shipped configs and of an events entry (theory.epsilon_grid.num is a
+    count) as (config name, key path), the first item of each list: its items share one schema
+    definition."""
+    keys: dict[tuple[str, str], tuple[str, tuple]] = {}
+    for name, config in CONFIGS_WITH_EVENTS.items():
+        for path in _numeric_paths(config):
+            if "epsilon" in _dotted(path) and path[-1] != "num":
+                keys.setdefault((name, re.sub(r"\[\d+\]", "[]", _dotted(path))), (name, path))
+    return list(keys.values())
+
+
+EPSILON_KEYS = _epsilon_keys()
 
 
 @pytest.mark.slow

@@ -392,9 +392,9 @@ def histograms_frame(counts: np.ndarray, subcategory="s") -> pl.DataFrame:
 @pytest.mark.parametrize("prior", ["pooled", "user_mean", "uniform"])
 def test_metrics_do_not_depend_on_threads_or_chunks(prior):
     rng = np.random.default_rng(4)
-    counts = rng.integers(0, 3, size=(3000, 30)).astype(float) * (rng.random((3000, 30)) < 0.3)
+    counts = rng.integers(0, 3, size=(1000, 30)).astype(float) * (rng.random((1000, 30)) < 0.3)
     counts[counts.sum(axis=1) == 0, 0] = 1.0
-    hist = pl.concat([histograms_frame(counts[:1800], "s1"), histograms_frame(counts[1800:], "s2")])
+    hist = pl.concat([histograms_frame(counts[:600], "s1"), histograms_frame(counts[600:], "s2")])
     options = dict(name="t", attribute="a", prior=prior, epsilons=[0.5, 3], methods=ALL_METHODS)
     reference = evaluate_attribute(hist, None, threads=1, **options)
     for threads, chunk in ((2, 4096), (3, 7), (1, 100), (5, 1)):

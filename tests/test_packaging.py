@@ -148,8 +148,8 @@ def test_core_install_in_a_fresh_venv_runs_the_device_example(tmp_path):
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
-    install = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", str(project)],
+    install = subprocess.run(  # byte code is a cache: the test imports a few modules once
+        [str(python), "-m", "pip", "install", "--quiet", "--no-compile", str(project)],
         capture_output=True,
         text=True,
         env=env,
