@@ -105,6 +105,7 @@ def _serve() -> None:
     project = sorted(name for name in sys.modules if name.split(".")[0] == "ldpsample")
     if project:
         raise RuntimeError(f"the fork server must not import the project, but has {project}")
+    job_fork.freeze_heap()
     main = sys.modules["snakemake.cli"].main
     entry = str(Path(sys.modules["snakemake"].__file__).with_name("__main__.py"))
     for line in sys.stdin:
