@@ -130,8 +130,9 @@ def pytest_configure(config: pytest.Config) -> None:
     point ``SLURM_CONF`` at an empty file (docs/cluster.md: the SLURM plugin's probe then fails at
     once instead of waiting 9 s for a controller at every Snakemake start); and start the
     README's first block (tests/readme_clone.py) when test_readme.py's install tests run and no
-    one started it before the session (``.ci/run`` does); and start the job zygotes that the
-    workers' Snakemake runs share (``_shares_job_zygotes``)."""
+    one started it before the session (``.ci/run`` does); start the job zygotes that the
+    workers' Snakemake runs share (``_shares_job_zygotes``); and give the workers' numpy one BLAS
+    thread unless the environment sets a count."""
     if hasattr(config, "workerinput"):
         return
     if _runs_tests(config):
@@ -148,6 +149,10 @@ def pytest_configure(config: pytest.Config) -> None:
         clone, proc = readme_clone.start()
         os.environ[readme_clone.ENV_VAR] = str(clone)
         config.stash[_README_BLOCK] = (clone, proc)
+    # The workers outnumber the cores (pytest_xdist_auto_num_workers): OpenBLAS's threads in
+    # each worker's numpy would spin beside the other workers and the jobs. Set after the
+    # README block started (its environment is the user's); Snakemake sets it per job itself.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
