@@ -432,6 +432,7 @@ def test_every_cluster_job_ran_as_a_slurm_job(slurm_runs):
     assert cluster_jobs["events_split"] == len(EVENTS_FILES), failed.output
     assert cluster_jobs["events_bucket_histograms"] == buckets, failed.output
     assert cluster_jobs["events_bucket_metrics"] == buckets, failed.output
+    states = {}
     for run in (failed, resumed):
         # ... each cluster job through one sbatch call ...
         submitted = _submitted(run.output)
@@ -439,13 +440,13 @@ def test_every_cluster_job_ran_as_a_slurm_job(slurm_runs):
         # ... and SLURM's accounting holds exactly those jobs under the run's name.
         rows = _sacct(run)
         assert sorted(rows) == sorted(submitted), (rows, run.output)
-        for row in rows.values():
+        for jobid, row in rows.items():
             assert row["JobName"] == run.run_id, row
             assert Path(row["WorkDir"]).resolve() == run.workdir.resolve(), row
+            states[jobid] = row["State"]
     # Every job completed but the failing one (test (c) checks its state)
     _, failed_id = _error_logs(failed.output, FAILING["rule"])
-    states = {jobid: row["State"] for jobid, row in _sacct(failed).items() if jobid != failed_id}
-    states |= {jobid: row["State"] for jobid, row in _sacct(resumed).items()}
+    del states[failed_id]
     assert set(states.values()) == {"COMPLETED"}, states
 
 
